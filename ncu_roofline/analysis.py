@@ -1,0 +1,183 @@
+"""The library's front door: `analyze(paths) -> Analysis`.
+
+read -> derive -> ceilings -> speed of light, once per launch and once per kernel group (from summed counters),
+then rank. The CLI, notebooks and CI steps all go through here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from . import __version__
+from .catalogue import Catalogue, load_catalogue
+from .ceilings import PEAK_COLUMNS, CeilingOptions, attach_ceilings
+from .derive import DERIVED_QUANTITIES, LEVELS, PRECISIONS, derive_quantities
+from .errors import InputError
+from .group import group_keys, group_launches
+from .launch_table import IDENTITY_COLUMNS
+from .rank import rank_kernels, speed_of_light
+from .readers import NCU_REP_MAGIC, expand_paths, read_inputs
+from .status import StatusNotes
+
+SCHEMA_VERSION = "1"
+RESULT_COLUMNS = (
+    "time_s", *[f"flop_{p}" for p in PRECISIONS], "flop_total", *[f"bytes_{lv}" for lv in LEVELS],
+    *[f"ai_{lv}" for lv in LEVELS], "flop_per_s", *PEAK_COLUMNS, "ceiling_source",
+    "t_sol_s", "bound", "roofline_fraction", "headroom_s", *[f"def_{q}" for q in DERIVED_QUANTITIES], "status",
+)
+LAUNCH_IDENTITY = ("source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name",
+                   "device_name", "compute_capability", "context", "stream", "grid", "block", "nvtx_range",
+                   "workload_type", "launches")
+
+
+@dataclass
+class InputFile:
+    path: str
+    sha256: str
+
+
+@dataclass
+class Analysis:
+    """Per-launch and per-kernel roofline tables, and what produced them."""
+
+    launches: pd.DataFrame
+    kernels: pd.DataFrame
+    inputs: list[InputFile]
+    options: dict[str, object] = field(default_factory=dict)
+
+    def metadata(self) -> dict[str, str]:
+        """File metadata for every artifact: deterministic (no timestamps)."""
+        import json
+
+        sources = sorted(set(self.kernels["ceiling_source"].dropna().astype(str))) if len(self.kernels) else []
+        return {
+            "ncu_roofline.schema_version": SCHEMA_VERSION,
+            "ncu_roofline.tool_version": __version__,
+            "ncu_roofline.inputs": json.dumps([{"path": f.path, "sha256": f.sha256} for f in self.inputs]),
+            "ncu_roofline.ceilings": json.dumps(sources),
+            "ncu_roofline.options": json.dumps(self.options, sort_keys=True, default=str),
+        }
+
+    def chart(self, top: int = 20):
+        """The hierarchical roofline as an Altair chart (notebooks display it as is)."""
+        from .render.chart import ChartContext, roofline_chart
+
+        return roofline_chart(self.kernels, self.chart_context(top))
+
+    def chart_context(self, top: int = 20):
+        from .render.chart import ChartContext
+
+        devices = self.kernels["device_name"].dropna().unique().tolist() if len(self.kernels) else []
+        sources = self.kernels["ceiling_source"].dropna().unique().tolist() if len(self.kernels) else []
+        return ChartContext(gpu=", ".join(sorted(devices)) or str(self.options.get("gpu") or "unknown GPU"),
+                            ceiling_source=", ".join(sorted(sources)) or "none",
+                            clock=str(self.options.get("clock", "measured")),
+                            inputs=[Path(f.path).name for f in self.inputs], top=top)
+
+    def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 20) -> list[Path]:
+        """Parquet tables and the chart into `outdir` (see render/)."""
+        from .render.outputs import write_outputs
+
+        return write_outputs(self, Path(outdir), formats=formats, top=top)
+
+
+def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
+            clock: str = "measured", group_by_nvtx: bool = False, nvtx_include: str | None = None,
+            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None) -> Analysis:
+    """Analyse ncu exports or reports: one Analysis for all the inputs together."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if clock not in {"measured", "max"}:
+        raise InputError(None, f"--clock must be 'measured' or 'max', not {clock!r}")
+    catalogue = catalogue or load_catalogue()
+    files = expand_paths(paths)
+    raw = read_inputs(files, catalogue.wants, progress)
+    if nvtx_include:
+        keep = raw["nvtx_range"].fillna("").map(lambda path: fnmatch.fnmatchcase(path, nvtx_include))
+        raw = raw[keep.to_numpy(dtype=bool)].reset_index(drop=True)
+    options = _ceiling_options(gpu, ceilings, clock)
+    launches = evaluate(raw, catalogue, options)
+    _refuse_without_roofline_metrics(launches, raw, catalogue)
+    launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
+    launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
+    kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
+    kernel_values = evaluate(kernel_raw, catalogue, options)
+    identity = [c for c in ("kernel_name", "kernel_demangled", "grid", "block", "device_name", "compute_capability",
+                            "nvtx_range", "launches", "source_files") if c in kernel_values]
+    kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    return Analysis(
+        launches=launch_table, kernels=kernels,
+        inputs=[InputFile(str(f), _sha256(f)) for f in files],
+        options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
+                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
+    )
+
+
+def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions) -> pd.DataFrame:
+    """Derived quantities, roofs and speed of light for rows of raw metrics (launches or kernel groups)."""
+    notes = StatusNotes(len(frame))
+    if "reader_notes" in frame:
+        notes.add_column(frame["reader_notes"])
+    derived = derive_quantities(frame, catalogue, notes)
+    peaks = attach_ceilings(frame, derived, catalogue, options, notes)
+    values = pd.concat([derived, peaks], axis=1)
+    sol = speed_of_light(values, notes)
+    result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
+                        values, sol], axis=1)
+    result["status"] = notes.render().to_numpy()
+    result["status"] = result["status"].astype("string")
+    return result
+
+
+def _ceiling_options(gpu: str | None, ceilings: str | Path | None, clock: str) -> CeilingOptions:
+    if gpu:
+        from .gpus import match_gpu
+
+        match_gpu(gpu)  # fail early, before reading large inputs, on an unknown --gpu
+    if ceilings:
+        from .user_ceilings import load_user_ceilings
+
+        user = load_user_ceilings(Path(ceilings))
+        return CeilingOptions(gpu=gpu, user_peaks=user.peaks, user_source=user.source, clock=clock)
+    return CeilingOptions(gpu=gpu, clock=clock)
+
+
+def _refuse_without_roofline_metrics(launches: pd.DataFrame, raw: pd.DataFrame, catalogue: Catalogue) -> None:
+    """A CSV export with no work and no traffic counter at all cannot give a roofline: say what to collect.
+
+    Binary reports load anyway (every launch says what is missing), since they hold everything else ncu showed.
+    """
+    quantities = [f"flop_{p}" for p in PRECISIONS] + [f"bytes_{lv}" for lv in LEVELS]
+    has_any = launches[quantities].notna().any(axis=1)
+    for source, rows in launches.groupby("source_file", sort=True):
+        if not has_any[rows.index].any() and not _is_report(source):
+            from .collect import metrics_flag
+
+            present = sorted(c for c in raw.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
+                             and raw.loc[raw["source_file"] == source, c].notna().any())
+            held = f"it holds only {', '.join(present)}" if present else "it holds none of the metrics used"
+            raise InputError(source, f"no FLOP or byte counters for a roofline ({held}); collect them with: "
+                                     f"ncu {metrics_flag(catalogue)} --csv ...")
+
+
+def _is_report(source: str) -> bool:
+    path = Path(source)
+    if not path.is_file():
+        return False  # a merged capture's name: parts of a CSV capture
+    with open(path, "rb") as handle:
+        return handle.read(4) == NCU_REP_MAGIC
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+

@@ -1,0 +1,230 @@
+"""The metric catalogue (`metrics/catalogue.toml`) loaded and made executable.
+
+Formulas live in the data file with their sources; this module only parses them into small expression trees and
+evaluates them over a LaunchTable, column-wise. Expressions are a tiny safe language (parsed with `ast`, never
+`eval`): numbers, ncu metric names (dots included), + - * /, `sum_of("glob")`, comparisons, and/or, isnull().
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+METRICS_DIR = Path(__file__).resolve().parent / "metrics"
+if not METRICS_DIR.is_dir():  # running from a source checkout: metrics/ sits beside the package
+    METRICS_DIR = Path(__file__).resolve().parent.parent / "metrics"
+
+# Identity columns an expression may read (everything else is an ncu metric name).
+_IDENTITY_NAMES = {"compute_capability"}
+
+Columns = Callable[[str], np.ndarray | None]
+
+
+class Expr:
+    """A parsed expression: knows the metric names it reads and evaluates to a float64 array (NaN = missing)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        try:
+            self._tree = ast.parse(text, mode="eval").body
+        except SyntaxError as exc:  # a catalogue bug, not user input
+            raise ValueError(f"bad catalogue expression {text!r}: {exc}") from exc
+        self.names: list[str] = []
+        self.globs: list[str] = []
+        self._collect(self._tree)
+
+    def _collect(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Call):
+            func = node.func.id if isinstance(node.func, ast.Name) else ""
+            if func == "sum_of":
+                self.globs.append(_string_arg(node))
+                return
+            if func not in {"isnull"}:
+                raise ValueError(f"unknown function {func!r} in {self.text!r}")
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            if name not in _IDENTITY_NAMES and name not in self.names:
+                self.names.append(name)
+            return
+        for child in ast.iter_child_nodes(node):
+            self._collect(child)
+
+    @property
+    def inputs(self) -> list[str]:
+        """What a user must collect for this expression: metric names and globs, in reading order."""
+        return self.names + self.globs
+
+    def evaluate(self, frame: pd.DataFrame) -> np.ndarray:
+        return np.asarray(_eval(self._tree, frame, len(frame)), dtype="float64")
+
+    def missing_mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Bit i set where input i is absent or null for that row (2-D: rows x inputs)."""
+        n = len(frame)
+        cols = [np.isnan(_column(frame, name, n)) for name in self.names]
+        cols += [np.isnan(_sum_of(frame, pattern, n)) for pattern in self.globs]
+        return np.column_stack(cols) if cols else np.zeros((n, 0), dtype=bool)
+
+
+def _string_arg(node: ast.Call) -> str:
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
+        raise ValueError("sum_of takes one string")
+    return node.args[0].value
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    raise ValueError(f"not a name: {ast.dump(node)}")
+
+
+def _column(frame: pd.DataFrame, name: str, n: int) -> np.ndarray:
+    if name in frame.columns:
+        return pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    return np.full(n, np.nan)
+
+
+def _sum_of(frame: pd.DataFrame, pattern: str, n: int) -> np.ndarray:
+    names = [c for c in frame.columns if isinstance(c, str) and fnmatch.fnmatchcase(c, pattern)]
+    if not names:
+        return np.full(n, np.nan)
+    values = np.column_stack([_column(frame, c, n) for c in names])
+    present = ~np.isnan(values)
+    return np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
+
+
+_BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide}
+_CMPOPS = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
+           ast.Gt: np.greater, ast.GtE: np.greater_equal}
+
+
+def _eval(node: ast.AST, frame: pd.DataFrame, n: int):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return float(node.value)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _column(frame, _dotted(node), n)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = _BINOPS[type(node.op)](_eval(node.left, frame, n), _eval(node.right, frame, n))
+        return np.where(np.isinf(result), np.nan, result) if isinstance(node.op, ast.Div) else result
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand, frame, n)
+    if isinstance(node, ast.Call):
+        if node.func.id == "sum_of":  # type: ignore[attr-defined]
+            return _sum_of(frame, _string_arg(node), n)
+        value = _eval(node.args[0], frame, n)
+        return np.broadcast_to(np.isnan(value), (n,))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
+        left, right = _eval(node.left, frame, n), _eval(node.comparators[0], frame, n)
+        return np.broadcast_to(_CMPOPS[type(node.ops[0])](left, right), (n,))
+    if isinstance(node, ast.BoolOp):
+        parts = [np.asarray(_eval(v, frame, n), dtype=bool) for v in node.values]
+        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        result = parts[0]
+        for part in parts[1:]:
+            result = combine(result, part)
+        return result
+    raise ValueError(f"unsupported expression element: {ast.dump(node)}")
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One way to compute a quantity from ncu metrics."""
+
+    quantity: str
+    id: str
+    expr: Expr
+    source: str
+    when: Expr | None = None
+    flag: str | None = None
+    for_defs: tuple[str, ...] = ()
+
+    def applies(self, frame: pd.DataFrame) -> np.ndarray:
+        """Rows where the definition's condition holds (its inputs may still be missing)."""
+        if self.when is None:
+            return np.ones(len(frame), dtype=bool)
+        return np.asarray(self.when.evaluate(frame), dtype=bool)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    quantities: dict[str, list[Definition]]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def definitions(self, quantity: str) -> list[Definition]:
+        return self.quantities.get(quantity, [])
+
+    def metric_names(self) -> set[str]:
+        """Every exact metric name any definition reads (conditions included)."""
+        names: set[str] = set()
+        for definition in self.all_definitions():
+            names.update(definition.expr.names)
+            if definition.when is not None:
+                names.update(definition.when.names)
+        return names
+
+    def metric_globs(self) -> set[str]:
+        return {g for d in self.all_definitions() for g in d.expr.globs}
+
+    def all_definitions(self) -> list[Definition]:
+        return [d for defs in self.quantities.values() for d in defs]
+
+    def wants(self, name: str) -> bool:
+        """Whether a reader should keep metric `name` (memory stays proportional to what is used)."""
+        return name in self._names or any(fnmatch.fnmatchcase(name, g) for g in self._globs)
+
+    @property
+    def _names(self) -> set[str]:
+        return _cached_names(self)
+
+    @property
+    def _globs(self) -> set[str]:
+        return _cached_globs(self)
+
+    def source_text(self, key: str) -> str:
+        return self.sources.get(key, key)
+
+
+@cache
+def _cached_names(catalogue: Catalogue) -> frozenset[str]:
+    return frozenset(catalogue.metric_names())
+
+
+@cache
+def _cached_globs(catalogue: Catalogue) -> frozenset[str]:
+    return frozenset(catalogue.metric_globs())
+
+
+def load_catalogue(path: Path | None = None) -> Catalogue:
+    """Read the catalogue once; the default file is `metrics/catalogue.toml`."""
+    return _load(path or METRICS_DIR / "catalogue.toml")
+
+
+@cache
+def _load(path: Path) -> Catalogue:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    sources = data.pop("sources", {})
+    quantities: dict[str, list[Definition]] = {}
+    for quantity, entries in data.items():
+        defs = []
+        for entry in entries:
+            defs.append(Definition(
+                quantity=quantity, id=entry["id"], expr=Expr(entry["expr"]), source=entry["source"],
+                when=Expr(entry["when"]) if "when" in entry else None, flag=entry.get("flag"),
+                for_defs=tuple(entry.get("for_defs", ())),
+            ))
+        quantities[quantity] = defs
+    return Catalogue(quantities=quantities, sources=sources)
+
+
+# Catalogue is frozen but holds dicts; hash by identity so functools.cache can key on it.
+Catalogue.__hash__ = object.__hash__  # type: ignore[method-assign]

@@ -1,0 +1,132 @@
+"""Roofs per launch: the report's own peaks, the user's file, the built-in table, in that order of trust.
+
+- report: `*.peak_sustained` x the clock measured during the launch (what Nsight Compute draws), from the
+  catalogue. A roof is taken from the report only when it matches how the work/traffic was measured.
+- user (`--ceilings FILE.toml`): overrides any roof it names, report roofs included.
+- table (`metrics/gpus.toml`): fills what is still unknown, matched on the device name or `--gpu NAME`.
+A roof that stays unknown is null and named in the status; it is never guessed. `--clock max` rescales the
+report's SM-clocked roofs from the measured clock to the device's maximum clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .catalogue import Catalogue
+from .derive import LEVELS, PRECISIONS, pick_definition
+from .errors import InputError
+from .status import StatusNotes
+
+PEAK_COLUMNS = tuple([f"peak_flop_per_s_{p}" for p in PRECISIONS] + [f"peak_bytes_per_s_{lv}" for lv in LEVELS])
+# Roofs that run on the SM clock (scaled by --clock max); DRAM has its own clock.
+_SM_CLOCKED = tuple(c for c in PEAK_COLUMNS if not c.endswith("dram"))
+
+
+@dataclass(frozen=True)
+class CeilingOptions:
+    gpu: str | None = None  # force this table row
+    user_peaks: dict[str, float] | None = None
+    user_source: str | None = None
+    clock: str = "measured"  # or "max"
+
+
+def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
+                    notes: StatusNotes) -> pd.DataFrame:
+    """Seven peak columns, `ceiling_source`, and status notes for roofs that stay unknown."""
+    n = len(raw)
+    out: dict[str, np.ndarray] = {}
+    source_parts: list[np.ndarray] = []
+    scale = _clock_scale(raw, catalogue, options.clock, notes)
+    table_peaks, table_label = _table_peaks(raw, options, notes)
+    for column in PEAK_COLUMNS:
+        quantity = _work_quantity(column)
+        allowed = {d.id: derived[f"def_{quantity}"].isin(d.for_defs).fillna(False).to_numpy(dtype=bool)
+                   for d in catalogue.definitions(column) if d.for_defs}
+        report = pick_definition(raw, catalogue.definitions(column), allowed).values
+        if column in _SM_CLOCKED:
+            report = report * scale
+        values = report.copy()
+        origin = np.where(np.isnan(report), "", "report").astype(object)
+        if options.user_peaks and column in options.user_peaks:
+            values[:] = options.user_peaks[column]
+            origin[:] = options.user_source or "user"
+        from_table = np.isnan(values) & ~np.isnan(table_peaks[column])
+        values[from_table] = table_peaks[column][from_table]
+        origin[from_table] = table_label[from_table]
+        out[column] = values
+        source_parts.append(origin)
+    frame = pd.DataFrame(out, index=raw.index)
+    frame["ceiling_source"] = _join_sources(source_parts, n)
+    return frame
+
+
+def _work_quantity(peak_column: str) -> str:
+    suffix = peak_column.rsplit("_", 1)[1]
+    return f"flop_{suffix}" if "flop" in peak_column else f"bytes_{suffix}"
+
+
+def _clock_scale(raw: pd.DataFrame, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
+    n = len(raw)
+    if clock == "measured":
+        return np.ones(n)
+    measured = pick_definition(raw, catalogue.definitions("sm_clock_hz")).values
+    maximum = pick_definition(raw, catalogue.definitions("max_sm_clock_hz")).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = maximum / measured
+    unknown = ~np.isfinite(scale)
+    notes.add(unknown, "clock max unknown (needs device__attribute_max_gpu_frequency_khz and "
+                       "sm__cycles_elapsed.avg.per_second); report roofs at the measured clock")
+    return np.where(unknown, 1.0, scale)
+
+
+def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
+                 notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per launch, the built-in table's roofs for its device (or for --gpu), and a label per launch."""
+    from .gpus import UnknownGpuError, is_mig, match_gpu  # the table is data; loaded on first use
+
+    n = len(raw)
+    peaks = {c: np.full(n, np.nan) for c in PEAK_COLUMNS}
+    labels = np.full(n, "", dtype=object)
+    if options.gpu:
+        spec = match_gpu(options.gpu)  # an unknown --gpu is the user's error: InputError
+        for column in PEAK_COLUMNS:
+            peaks[column][:] = spec.peaks.get(column, np.nan)
+        labels[:] = f"table:{spec.name}"
+        return peaks, labels
+    names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
+    codes, uniques = pd.factorize(names, use_na_sentinel=True)
+    for code, name in enumerate(uniques):
+        rows = codes == code
+        try:
+            if is_mig(name):
+                notes.add(rows, f"no table roofs: '{name}' is a MIG slice; profiling roofs do not apply to a slice, "
+                                "pass --ceilings FILE.toml")
+                continue
+            spec = match_gpu(name)
+        except UnknownGpuError as exc:
+            notes.add(rows, f"no table roofs: {exc.message}")
+            continue
+        except InputError as exc:
+            notes.add(rows, f"no table roofs: {exc.message}")
+            continue
+        for column in PEAK_COLUMNS:
+            peaks[column][rows] = spec.peaks.get(column, np.nan)
+        labels[rows] = f"table:{spec.name}"
+    return peaks, labels
+
+
+def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
+    """'report', 'table:NVIDIA H100 PCIe', or 'report+table:...' where roofs came from several places."""
+    combined = np.zeros(n, dtype=np.int64)
+    for part in parts:
+        codes, uniques = pd.factorize(part)
+        combined = combined * (len(uniques) + 1) + codes
+    keys, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    texts = []
+    for row in first:
+        seen = [s for s in dict.fromkeys(part[row] for part in parts) if s]
+        texts.append("+".join(seen) if seen else "none")
+    return pd.Series(np.asarray(texts, dtype=object)[inverse] if n else [], index=range(n), dtype="string")

@@ -1,0 +1,176 @@
+"""The `ncu-roofline` command: parses arguments and calls the library; it computes nothing itself.
+
+Exit codes: 0 success, 1 a gate the user asked for failed, 2 bad input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, List, Optional
+
+import typer
+from rich.console import Console
+
+from .errors import InputError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Hierarchical roofline analysis of Nsight Compute (ncu) exports and reports.")
+ceilings_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
+                           help="The built-in GPU ceiling table.")
+app.add_typer(ceilings_app, name="ceilings")
+
+# Logs and pipes get a wide table instead of rich's 80-column default.
+stdout = Console(width=None if sys.stdout.isatty() else 160)
+stderr = Console(stderr=True)
+
+
+def fail(error: InputError) -> None:
+    stderr.print(f"ncu-roofline: error: {error.line()}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Bad input becomes exit 2 and one line; anything unexpected still says which input it was reading."""
+    try:
+        yield
+    except InputError as error:
+        fail(error)
+    except KeyboardInterrupt:
+        stderr.print("ncu-roofline: interrupted")
+        raise typer.Exit(130) from None
+
+
+def _formats(value: Optional[str]) -> list[str]:
+    return [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+
+
+@app.command()
+def analyze(
+    inputs: List[Path] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
+    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
+    top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
+    rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
+    group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
+    nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
+                                                                           "matches this glob."),
+    summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
+    open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+) -> None:
+    """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
+    from . import analyze as run_analysis
+    from .render.console import print_summary
+
+    with user_errors():
+        if group_by not in {"kernel", "nvtx"}:
+            raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+        with _progress(inputs) as progress:
+            result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
+                                  nvtx_include=nvtx_include, progress=progress)
+        written: list[Path] = []
+        if out is not None:
+            written = result.write(out, formats=_formats(fmt), top=top)
+        if summary_md is not None:
+            from .render.markdown import analysis_markdown
+            from .render.files import write_atomic
+
+            write_atomic(summary_md, analysis_markdown(result, top=rows or 10).encode(), inputs=[])
+        if json_out is not None:
+            from .render.jsonout import analysis_json
+
+            text = analysis_json(result, top=rows or 10)
+            if str(json_out) == "-":
+                sys.stdout.write(text)
+            else:
+                from .render.files import write_atomic
+
+                write_atomic(json_out, text.encode(), inputs=[])
+        if rows and str(json_out) != "-":
+            n_launches = int(result.launches["launches"].sum()) if len(result.launches) else 0
+            print_summary(result.kernels, top=rows, console=stdout,
+                          title=f"{len(result.kernels)} kernels, {n_launches} launches — top {min(rows, len(result.kernels))} by headroom")
+            for path in written:
+                stdout.print(f"wrote {path}", highlight=False)
+        if open_html:
+            if out is None:
+                raise InputError(None, "--open needs -o DIR (the chart is written there)")
+            webbrowser.open((out / "roofline.html").resolve().as_uri())
+
+
+@ceilings_app.callback()
+def ceilings_list(ctx: typer.Context,
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
+    """List the GPUs of the built-in ceiling table."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import json
+
+    from .gpus import list_gpus, load_gpu_table
+    from .render.console import gpu_table
+
+    with user_errors():
+        rows = list_gpus(load_gpu_table())
+        if as_json:
+            sys.stdout.write(json.dumps(rows, indent=1, sort_keys=True) + "\n")
+        else:
+            stdout.print(gpu_table(rows))
+
+
+@ceilings_app.command("show")
+def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in `ncu-roofline ceilings`."),
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of text.")) -> None:
+    """One GPU's roofs, each with its source."""
+    import json
+
+    from .gpus import describe_gpu, match_gpu
+    from .render.console import gpu_detail
+
+    with user_errors():
+        described = describe_gpu(match_gpu(name))
+        if as_json:
+            sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
+        else:
+            stdout.print(gpu_detail(described))
+
+
+@app.command()
+def metrics(arch: Optional[float] = typer.Option(None, "--arch", help="Compute capability, e.g. 9.0."),
+            complete: bool = typer.Option(False, "--all", help="Every metric any definition can use.")) -> None:
+    """Print the ncu command lines that collect what the analysis needs."""
+    from .catalogue import load_catalogue
+    from .collect import metrics_flag, sections_flag
+
+    catalogue = load_catalogue()
+    stdout.print("# CSV export (raw page, base units):", highlight=False)
+    stdout.print(f"ncu {metrics_flag(catalogue, arch, complete=complete)} --csv --page raw --print-units base "
+                 "-o /dev/null ./app > run.csv", highlight=False, soft_wrap=True)
+    stdout.print("# Binary report:", highlight=False)
+    stdout.print(f"ncu --set full {sections_flag()} -o run ./app", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _progress(inputs: list[Path]) -> Iterator[object]:
+    """A progress bar on stderr for inputs that take a while; none when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from .render.progress import ReadProgress
+
+    with ReadProgress(inputs, stderr) as progress:
+        yield progress
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

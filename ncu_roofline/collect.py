@@ -1,0 +1,50 @@
+"""What to collect: the ncu flags that give the analysis everything it can use, read off the catalogue."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from .catalogue import Catalogue
+from .ceilings import PEAK_COLUMNS
+from .derive import DERIVED_QUANTITIES
+
+# The sections that hold the hierarchical roofline data in a binary report.
+ROOFLINE_SECTIONS = ("SpeedOfLight", "SpeedOfLight_RooflineChart", "SpeedOfLight_HierarchicalSingleRooflineChart",
+                     "SpeedOfLight_HierarchicalDoubleRooflineChart", "SpeedOfLight_HierarchicalHalfRooflineChart",
+                     "SpeedOfLight_HierarchicalTensorRooflineChart")
+_QUANTITIES = (*DERIVED_QUANTITIES, *PEAK_COLUMNS, "max_sm_clock_hz")
+
+
+def collection_metrics(catalogue: Catalogue, compute_capability: float | None = None, *,
+                       complete: bool = False) -> list[str]:
+    """The `--metrics` list for a CSV export: per quantity, the inputs of the first totals-form definition that
+    applies to the architecture (of every one with `complete`). Globs become ncu `regex:` entries."""
+    arch = pd.DataFrame({"compute_capability": pd.array([compute_capability], dtype="Float64")})
+    names: list[str] = []
+    for quantity in _QUANTITIES:
+        for definition in catalogue.definitions(quantity):
+            if not complete and any(_is_rate(n) for n in definition.expr.inputs):
+                continue  # rate forms are for section-only reports; --metrics can ask for the totals
+            if compute_capability is not None and definition.when is not None \
+                    and set(definition.when.names) <= {"compute_capability"} and not definition.applies(arch)[0]:
+                continue
+            names.extend(definition.expr.names)
+            names.extend(f"regex:^{re.escape(g).replace(chr(92) + '*', '.*')}$" for g in definition.expr.globs)
+            if not complete and (compute_capability is not None or definition.when is None):
+                break
+    return list(dict.fromkeys(names))
+
+
+def _is_rate(name: str) -> bool:
+    """Rates other than clocks (`*__cycles_elapsed.avg.per_second` is what every roof multiplies by)."""
+    return (".per_second" in name and "__cycles_elapsed.avg.per_second" not in name) or ".per_cycle" in name
+
+
+def metrics_flag(catalogue: Catalogue, compute_capability: float | None = None, *, complete: bool = False) -> str:
+    return "--metrics " + ",".join(collection_metrics(catalogue, compute_capability, complete=complete))
+
+
+def sections_flag() -> str:
+    return " ".join(f"--section {s}" for s in ROOFLINE_SECTIONS)

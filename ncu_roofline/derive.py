@@ -1,0 +1,120 @@
+"""From raw ncu metrics to roofline quantities: time, FLOPs per precision, bytes per level, intensities.
+
+Every formula comes from the catalogue; this module only chooses, per launch, the first definition whose inputs
+are present, records which one (`def_*`), and names what is missing when none applies. A missing counter gives a
+null, never a zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .catalogue import Catalogue, Definition
+from .status import StatusNotes
+
+PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
+LEVELS = ("dram", "l2", "l1")
+WORK_QUANTITIES = tuple(f"flop_{p}" for p in PRECISIONS)
+TRAFFIC_QUANTITIES = tuple(f"bytes_{level}" for level in LEVELS)
+DERIVED_QUANTITIES = ("time_s", *WORK_QUANTITIES, *TRAFFIC_QUANTITIES)
+
+
+@dataclass
+class Pick:
+    """The outcome of choosing a definition per row for one quantity."""
+
+    values: np.ndarray  # float64, NaN where no definition applied
+    def_ids: np.ndarray  # object: definition id or None
+    missing: np.ndarray  # object: "needs a, b" where values is NaN, else ""
+    flags: list[tuple[np.ndarray, str]]
+
+
+def pick_definition(frame: pd.DataFrame, defs: list[Definition],
+                    allowed: dict[str, np.ndarray] | None = None) -> Pick:
+    """Per row, the value of the first applicable definition whose inputs are all present.
+
+    `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
+    traffic was measured).
+    """
+    n = len(frame)
+    values = np.full(n, np.nan)
+    def_ids = np.full(n, None, dtype=object)
+    best_missing = np.full(n, np.iinfo(np.int64).max)
+    best_key = np.full(n, -1, dtype=np.int64)
+    flags: list[tuple[np.ndarray, str]] = []
+    for index, definition in enumerate(defs):
+        usable = definition.applies(frame)
+        if allowed is not None and definition.id in allowed:
+            usable = usable & allowed[definition.id]
+        if not usable.any():
+            continue
+        result = definition.expr.evaluate(frame)
+        take = usable & np.isnan(values) & ~np.isnan(result)
+        values[take] = result[take]
+        def_ids[take] = definition.id
+        if definition.flag:
+            flags.append((take, definition.flag))
+        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
+        missing = definition.expr.missing_mask(frame)
+        count = missing.sum(axis=1)
+        bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
+        closer = usable & (count < best_missing)
+        best_missing[closer] = count[closer]
+        best_key[closer] = index * (1 << 32) + bits[closer]
+    missing_text = _missing_text(defs, best_key, np.isnan(values))
+    return Pick(values, def_ids, missing_text, flags)
+
+
+def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> np.ndarray:
+    out = np.full(len(keys), "", dtype=object)
+    if not unresolved.any():
+        return out
+    uniques, inverse = np.unique(keys[unresolved], return_inverse=True)
+    texts = []
+    for key in uniques:
+        if key < 0:
+            texts.append("no definition applies to this GPU")
+            continue
+        definition = defs[int(key >> 32)]
+        bits = int(key & 0xFFFFFFFF)
+        names = [name for i, name in enumerate(definition.expr.inputs) if bits >> i & 1]
+        texts.append(f"needs {', '.join(names)}" if names
+                     else f"{definition.id} gave no finite value (division by zero?)")
+    out[unresolved] = np.asarray(texts, dtype=object)[inverse]
+    return out
+
+
+def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNotes) -> pd.DataFrame:
+    """Time, FLOPs and bytes per row, with `def_*` columns and status notes for what could not be derived."""
+    out: dict[str, object] = {}
+    for quantity in DERIVED_QUANTITIES:
+        picked = pick_definition(frame, catalogue.definitions(quantity))
+        out[quantity] = picked.values
+        out[f"def_{quantity}"] = pd.array(picked.def_ids, dtype="string")
+        unresolved = np.isnan(picked.values)
+        notes.add(unresolved, "missing " + quantity + " (" + picked.missing + ")")
+        for mask, flag in picked.flags:
+            notes.add(mask, flag)
+    derived = pd.DataFrame(out, index=frame.index)
+    work = derived[list(WORK_QUANTITIES)].to_numpy()
+    known = ~np.isnan(work)
+    derived["flop_total"] = np.where(known.any(axis=1), np.nansum(work, axis=1), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for level in LEVELS:
+            ai = derived["flop_total"].to_numpy() / derived[f"bytes_{level}"].to_numpy()
+            derived[f"ai_{level}"] = np.where(np.isfinite(ai), ai, np.nan)
+        rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
+        derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
+    _flag_hierarchy(derived, notes)
+    return derived
+
+
+def _flag_hierarchy(derived: pd.DataFrame, notes: StatusNotes) -> None:
+    """More traffic nearer the cores is the norm: ai_l1 <= ai_l2 <= ai_dram. Flag violations, never fix them."""
+    l1, l2, dram = (derived[f"ai_{lv}"].to_numpy() for lv in ("l1", "l2", "dram"))
+    with np.errstate(invalid="ignore"):
+        notes.add(l1 > l2 * (1 + 1e-9), "ai_order l1>l2")
+        notes.add(l2 > dram * (1 + 1e-9), "ai_order l2>dram")

@@ -1,0 +1,96 @@
+"""Column-wise helpers shared by the CSV readers: numbers, units and identity text, all vectorised in Arrow.
+
+Values are parsed after CSV parsing (quoted fields hold commas), so thousands separators are stripped from the
+value field only. Text columns are read as bytes and decoded once per distinct value, so a stray non-UTF-8 byte in a
+kernel name becomes U+FFFD instead of an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..units import unit_factor
+
+_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+# ncu's own word for "not available"; a null that needs no note.
+_NOT_AVAILABLE = {b"", b"n/a", b"N/A", b"-"}
+
+# ncu CSV identity header -> LaunchTable identity column
+CSV_IDENTITY = {
+    "ID": "launch_id",
+    "Process ID": "process_id",
+    "Process Name": "process_name",
+    "Kernel Name": "kernel_name",
+    "Context": "context",
+    "Stream": "stream",
+    "Block Size": "block",
+    "Grid Size": "grid",
+    "CC": "compute_capability",
+}
+DEVICE_NAME_METRIC = "device__attribute_display_name"
+
+
+def parse_numbers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes like b"1,234.5" -> float64; returns (values with NaN where not a number, mask of non-numbers that
+    were not ncu's n/a or empty, i.e. worth a note)."""
+    cleaned = pc.replace_substring_regex(values, r"[\s,\"]", b"")
+    valid = pc.fill_null(pc.match_substring_regex(cleaned, _NUMBER), False)
+    numbers = pc.cast(pc.cast(pc.if_else(valid, cleaned, pa.scalar(b"0", pa.binary())), pa.string()), pa.float64())
+    out = numbers.to_numpy(zero_copy_only=False).astype("float64", copy=True)
+    valid_np = valid.to_numpy(zero_copy_only=False)
+    out[~valid_np] = np.nan
+    not_available = pc.fill_null(pc.is_in(cleaned, value_set=pa.array(sorted(_NOT_AVAILABLE), pa.binary())), True)
+    odd = ~valid_np & ~not_available.to_numpy(zero_copy_only=False)
+    return out, odd
+
+
+def unit_factors(units: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """Per-row factor to base units (NaN where the unit is not understood) and the list of such units."""
+    encoded = pc.dictionary_encode(units).combine_chunks() if isinstance(units, pa.ChunkedArray) \
+        else pc.dictionary_encode(units)
+    names = [decode(v) for v in encoded.dictionary.to_pylist()]
+    factors = np.array([np.nan if unit_factor(u) is None else unit_factor(u) for u in names] or [1.0])
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = np.where(pd.isna(codes), 0, codes).astype(np.int64) if codes.dtype.kind == "f" else codes
+    unknown = [u for u in names if unit_factor(u) is None]
+    return factors[codes], unknown
+
+
+def decode(value: bytes | str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return value.decode("utf-8", errors="replace")
+
+
+def decode_column(values: pa.Array | pa.ChunkedArray) -> pd.Series:
+    """Bytes -> pandas strings, decoding each distinct value once."""
+    encoded = pc.dictionary_encode(values)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    texts = np.array([decode(v).strip() for v in encoded.dictionary.to_pylist()] + [""], dtype=object)
+    codes = encoded.indices.fill_null(len(texts) - 1).to_numpy(zero_copy_only=False)
+    return pd.Series(texts[codes], dtype="string")
+
+
+def identity_frame(columns: dict[str, pa.Array], path: str) -> dict[str, object]:
+    """Identity columns of the LaunchTable from the CSV's identity columns (already one row per launch)."""
+    identity: dict[str, object] = {"source_file": path}
+    for header, name in CSV_IDENTITY.items():
+        if header not in columns or name == "launch_id":
+            continue
+        text = decode_column(columns[header])
+        if name in {"process_id", "context", "stream"}:
+            identity[name] = pd.to_numeric(text, errors="coerce").round().astype("Int64")
+        elif name == "compute_capability":
+            identity[name] = pd.to_numeric(text, errors="coerce").astype("Float64")
+        else:
+            identity[name] = text.where(text != "", pd.NA)
+    if "kernel_name" in identity:
+        identity["kernel_demangled"] = identity["kernel_name"]
+    identity["workload_type"] = "kernel"
+    return identity

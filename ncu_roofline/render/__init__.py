@@ -1,0 +1,1 @@
+"""Renderers: turn the ranked tables into charts, tables and files; they know nothing of ncu."""

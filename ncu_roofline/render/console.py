@@ -1,0 +1,86 @@
+"""The terminal summary: the top kernels by recoverable time, as a rich table."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from .names import short_kernel_name
+
+
+def fmt_si(value: float, unit: str) -> str:
+    """1.23e12 -> '1.23 T' + unit; '—' for unknown."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return "—"
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
+                           (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "") -> Table:
+    table = Table(title=title or None, show_lines=False, header_style="bold")
+    for name, justify in (("#", "right"), ("kernel", "left"), ("launches", "right"), ("time", "right"),
+                          ("share", "right"), ("FLOP/s", "right"), ("AI dram", "right"), ("bound", "left"),
+                          ("of roof", "right"), ("headroom", "right"), ("status", "left")):
+        table.add_column(name, justify=justify, no_wrap=True,
+                         max_width=40 if name == "kernel" else (28 if name == "status" else None))
+    for row in kernels.head(top).itertuples(index=False):
+        table.add_row(
+            str(row.rank), short_kernel_name(str(row.kernel_name)), str(row.launches), fmt_si(row.time_s, "s"),
+            "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
+            "—" if pd.isna(row.ai_dram) else f"{row.ai_dram:.3g}", "—" if pd.isna(row.bound) else str(row.bound),
+            "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
+            _short_status(str(row.status)))
+    return table
+
+
+def _short_status(status: str) -> str:
+    """The first note only; the whole status is in the Parquet tables and the JSON."""
+    first, _, rest = status.partition("; ")
+    first = first.split(" (", 1)[0]
+    return first + (" …" if rest else "")
+
+
+def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None) -> None:
+    (console or Console()).print(kernel_summary_table(kernels, top=top, title=title))
+
+
+def gpu_table(rows: list[dict]) -> Table:
+    """`ncu-roofline ceilings`: one line per GPU of the built-in table."""
+    table = Table(header_style="bold")
+    for name in ("GPU", "CC", "FP64", "FP32", "FP16", "Tensor", "DRAM", "L2", "L1"):
+        table.add_column(name, justify="left" if name == "GPU" else "right")
+    for row in rows:
+        peaks = row.get("peaks", {})
+
+        def roof(key: str, unit: str) -> str:
+            value = peaks.get(key)
+            value = value.get("value") if isinstance(value, dict) else value
+            return fmt_si(float(value), unit) if value is not None else "—"
+
+        table.add_row(str(row.get("name")), str(row.get("compute_capability") or "—"),
+                      roof("peak_flop_per_s_fp64", "FLOP/s"), roof("peak_flop_per_s_fp32", "FLOP/s"),
+                      roof("peak_flop_per_s_fp16", "FLOP/s"), roof("peak_flop_per_s_tensor", "FLOP/s"),
+                      roof("peak_bytes_per_s_dram", "B/s"), roof("peak_bytes_per_s_l2", "B/s"),
+                      roof("peak_bytes_per_s_l1", "B/s"))
+    return table
+
+
+def gpu_detail(described: dict) -> Table:
+    """`ncu-roofline ceilings show NAME`: every roof with its source."""
+    table = Table(title=str(described.get("name")), header_style="bold", show_lines=True)
+    for name in ("roof", "value", "source"):
+        table.add_column(name, overflow="fold")
+    for key, info in sorted(described.get("peaks", {}).items()):
+        value = info.get("value") if isinstance(info, dict) else info
+        source = info.get("source", "") if isinstance(info, dict) else ""
+        derived = info.get("derived") if isinstance(info, dict) else None
+        unit = "B/s" if "bytes" in key else "FLOP/s"
+        table.add_row(key, fmt_si(float(value), unit) if value is not None else "—",
+                      f"{source}" + (f" (derived: {derived})" if derived else ""))
+    return table

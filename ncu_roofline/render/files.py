@@ -1,0 +1,40 @@
+"""Writing artifacts safely: to a temporary name beside the target, then an atomic rename.
+
+An interrupted run leaves no half-written Parquet or HTML, and an input file is never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import InputError
+
+
+def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
+    """Create `outdir` or fail with one line; refuse an output folder that is an input file."""
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(outdir, "the output path exists and is not a folder") from None
+    except OSError as exc:
+        raise InputError(outdir, f"cannot create the output folder: {exc.strerror or exc}") from None
+    if not os.access(outdir, os.W_OK | os.X_OK):
+        raise InputError(outdir, "the output folder is not writable")
+    return outdir
+
+
+def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = ()) -> Path:
+    """Write `payload` to `path` via a temporary file and os.replace; never over an input file."""
+    resolved = path.resolve()
+    if any(resolved == Path(p).resolve() for p in inputs):
+        raise InputError(path, "refusing to overwrite an input file with an output")
+    try:
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+    return path

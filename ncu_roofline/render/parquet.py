@@ -1,0 +1,20 @@
+"""Parquet tables: `launches.parquet` and `kernels.parquet`, with file metadata, byte-identical for the same
+inputs (no timestamps, stable row order), so a fleet of runs is one dataset DuckDB or Spark can query as it is."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def parquet_bytes(table: pd.DataFrame, metadata: dict[str, str]) -> bytes:
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    merged = dict(arrow.schema.metadata or {})
+    merged.update({k.encode(): v.encode() for k, v in sorted(metadata.items())})
+    arrow = arrow.replace_schema_metadata(merged)
+    sink = io.BytesIO()
+    pq.write_table(arrow, sink, compression="zstd")
+    return sink.getvalue()

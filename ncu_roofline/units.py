@@ -1,0 +1,65 @@
+"""Unit strings as ncu prints them, turned into factors to base SI units.
+
+ncu auto-scales values unless `--print-units base` was given, so the same metric arrives as `byte`, `Kbyte`,
+`Mbyte`; `ns`, `nsecond`, `usecond`, `us`, `msecond`; `hz`, `Ghz`, `cycle/second`, `cycle/nsecond`. Prefixes are
+decimal (ncu's Kbyte is 1000 bytes). Counts (inst, sector, cycle, request, warp, ...) keep their unit: a sector
+stays a sector here, and the metric catalogue multiplies by 32 bytes where it means bytes.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+# Powers of ten, so that `cycle/nsecond` is exactly 1e9 and not 1/1e-9.
+_PREFIX = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "m": -3, "u": -6, "µ": -6, "n": -9, "p": -12}
+# Prefixes that shrink (milli, micro, nano, pico) only make sense on time; on counts "m" would be a typo.
+_SMALL_PREFIXES = {"m", "u", "µ", "n", "p"}
+
+# Base units that take any prefix.
+_BASE = {"second", "s", "sec", "hz", "Hz", "byte", "bytes", "B", "bit"}
+# Dimensionless counts: prefixes scale them, the name stays.
+_COUNTS = {"inst", "sector", "cycle", "request", "warp", "thread", "block", "cluster", "wavefront",
+           "transaction", "instruction", "pass", "SM", "register", "msg", "op", "flop", "FLOP", "ops"}
+# Ratios and labels that carry no scale.
+_NO_SCALE = {"", "%", "pct", "percent", "ratio"}
+
+
+@lru_cache(maxsize=1024)
+def unit_factor(unit: str | None) -> float | None:
+    """Factor that turns a value printed in `unit` into base units, or None when the unit is not understood."""
+    if unit is None:
+        return 1.0
+    num, _, den = unit.strip().partition("/")
+    en, ed = _exponent(num.strip()), _exponent(den.strip())
+    if en is None or ed is None:
+        return None
+    return 10.0 ** (en - ed)
+
+
+def _exponent(atom: str) -> int | None:
+    """Power of ten of one unit atom (`Kbyte` -> 3, `nsecond` -> -9, `inst` -> 0), None when unknown."""
+    if atom in _NO_SCALE or atom in _BASE or _is_count(atom):
+        return 0
+    prefix, rest = atom[:1], atom[1:]
+    if prefix in _PREFIX and rest:
+        if rest in _BASE:
+            return _PREFIX[prefix]
+        if _is_count(rest) and prefix not in _SMALL_PREFIXES:
+            return _PREFIX[prefix]
+    return None
+
+
+def _is_count(atom: str) -> bool:
+    return atom in _COUNTS or (atom.endswith("s") and atom[:-1] in _COUNTS)
+
+
+# ncu's base unit per metric family, for raw pages exported without a units row (`--print-units base`).
+_BASE_UNIT_BY_PREFIX = (("gpu__time_", "nsecond"),)
+
+
+def default_unit(metric: str) -> str:
+    """The unit ncu prints a metric in with `--print-units base` when no units row says so."""
+    for prefix, unit in _BASE_UNIT_BY_PREFIX:
+        if metric.startswith(prefix) and not metric.endswith(("pct_of_peak_sustained_elapsed", ".ratio")):
+            return unit
+    return ""
