@@ -159,7 +159,9 @@ def _pivot(start: TableStart, table: pa.Table, keys: list[str], value_column: st
             if is_extensive(name):
                 matrix[:, j] *= launches  # totals over all invocations = Average x Invocations
     identity["launches"] = launches
-    identity["reader_notes"] = _notes(launch_codes, metric_names, table, odd, np.isnan(factors), unknown_units, n)
+    text_rows = is_device | (metric_names == "").to_numpy()  # string values and blanked rows are not numbers
+    identity["reader_notes"] = _notes(launch_codes, metric_names, table, odd & ~text_rows,
+                                      np.isnan(factors) & ~text_rows, unknown_units, n)
     metrics = {name: matrix[:, j] for j, name in enumerate(metric_index)}
     return finish_launch_table(identity, metrics, n)
 

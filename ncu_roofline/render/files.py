@@ -32,9 +32,22 @@ def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = ()) -> Path
         raise InputError(path, "refusing to overwrite an input file with an output")
     try:
         handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(handle, "wb") as out:
-            out.write(payload)
-        os.replace(tmp, path)
     except OSError as exc:
         raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
+        os.replace(tmp, path)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+        raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

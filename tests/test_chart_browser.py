@@ -1,0 +1,128 @@
+"""The HTML chart in a real, offline browser: it renders without errors, draws every point, and its hover works.
+
+Skipped unless Chromium is at /usr/bin/chromium and playwright's Python package imports (no browser download:
+playwright drives the system Chromium).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ncu_roofline.render.chart import ChartContext, chart_data, roofline_chart, write_chart
+
+CHROMIUM = Path("/usr/bin/chromium")
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+# A long templated name: the tooltip must show all of it, the label only a short form.
+LONG_NAME = ("void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<"
+             + ", ".join(f"cutlass::gemm::GemmShape<{i}, 128, 32>" for i in range(40)) + "> >(Params)")
+# Symbols drawn as data (not legend swatches): the points layer is the chart's only symbol mark.
+POINT_SELECTOR = "g.mark-symbol.role-mark path"
+
+
+def kernels_table() -> pd.DataFrame:
+    """Three drawable kernels (one with no L1 intensity) and a copy that is left out."""
+    peaks = {"peak_flop_per_s_fp64": 9.7e12, "peak_flop_per_s_fp32": 19.5e12, "peak_flop_per_s_fp16": 78e12,
+             "peak_flop_per_s_tensor": 312e12, "peak_bytes_per_s_dram": 1.56e12, "peak_bytes_per_s_l2": 5.5e12,
+             "peak_bytes_per_s_l1": 19e12}
+    rows = []
+    for rank, (name, flop, ai_l1) in enumerate(
+        [(LONG_NAME, 2e9, 0.5), ("void softmax<float>(float*)", 5e8, 0.1), ("void relu(float*)", 1e8, math.nan),
+         ("[CUDA memset]", 0.0, 0.0)], start=1,
+    ):
+        time_s = 1e-3 / rank
+        rows.append({
+            "rank": rank, "kernel_name": name, "grid": "(80, 1, 1)", "block": "(256, 1, 1)", "launches": rank,
+            "time_s": time_s, "time_share": 0.0, "flop_fp64": 0.0, "flop_fp32": flop, "flop_fp16": 0.0,
+            "flop_tensor": 0.0, "flop_total": flop, "bytes_dram": 1e9, "bytes_l2": 2e9, "bytes_l1": 4e9,
+            "ai_dram": flop / 1e9, "ai_l2": flop / 2e9, "ai_l1": ai_l1, "flop_per_s": flop / time_s, **peaks,
+            "t_sol_s": 1e9 / 1.56e12, "bound": "dram", "roofline_fraction": 1e9 / 1.56e12 / time_s,
+            "headroom_s": time_s - 1e9 / 1.56e12, "status": "ok",
+        })
+    table = pd.DataFrame(rows)
+    table["time_share"] = table["time_s"] / table["time_s"].sum()
+    return table
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, list[str], int]]:
+    """The chart's HTML page, loaded with every non-file request refused; with the errors it logged."""
+    kernels = kernels_table()
+    ctx = ChartContext(gpu="NVIDIA A100-SXM4-40GB", ceiling_source="built-in table", clock="max", inputs=["run.csv"])
+    outdir = tmp_path_factory.mktemp("chart")
+    [html] = write_chart(roofline_chart(kernels, ctx), outdir, ["html"])
+    expected_points = len(chart_data(kernels, ctx).points)
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1600, "height": 900})
+            errors: list[str] = []
+            tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            tab.on("pageerror", lambda error: errors.append(str(error)))
+            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                      else route.abort())
+            tab.goto(html.as_uri())
+            tab.wait_for_selector(POINT_SELECTOR)
+            yield tab, errors, expected_points
+        finally:
+            browser.close()
+
+
+def test_renders_offline_without_errors(page):
+    tab, errors, _ = page
+    assert errors == []
+
+
+def test_one_point_per_drawn_kernel_and_level(page):
+    tab, _, expected_points = page
+    # Kernels 1 and 2 at three levels, kernel 3 at two (no L1 intensity), the memset not at all.
+    assert expected_points == 8
+    assert len(tab.query_selector_all(POINT_SELECTOR)) == expected_points
+
+
+def test_hovering_a_point_shows_the_full_name_and_highlights_its_kernel(page):
+    tab, errors, _ = page
+    opacity = "() => Array.from(document.querySelectorAll('%s')).map(p => Number(p.getAttribute('opacity')))"
+    first_point = tab.query_selector_all(POINT_SELECTOR)[0]  # points are sorted by rank: kernel 1 first
+    box = first_point.bounding_box()
+    tab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    tooltip = tab.wait_for_selector("#vg-tooltip-element", state="visible")
+    assert LONG_NAME in tooltip.inner_text().replace("\n", "")
+
+    point_opacity = tab.evaluate(opacity % POINT_SELECTOR)
+    assert point_opacity[:3] == [0.95] * 3 and max(point_opacity[3:]) < 0.5  # its three levels, not the others
+    bar_opacity = tab.evaluate(opacity % "g.mark-rect.role-mark path")
+    assert bar_opacity[0] == 1 and max(bar_opacity[1:]) < 1  # the linked bar lights up too
+    tab.mouse.move(1, 1)
+    assert errors == []
+
+
+def test_screenshot_is_not_blank(page):
+    tab, _, _ = page
+    png = tab.screenshot()
+    # Count colours in the browser itself (no image library needed here): a drawn chart has hundreds.
+    colours = tab.evaluate(
+        """async (b64) => {
+            const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+            const bitmap = await createImageBitmap(new Blob([bytes], {type: 'image/png'}));
+            const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+            const context = canvas.getContext('2d');
+            context.drawImage(bitmap, 0, 0);
+            const pixels = context.getImageData(0, 0, bitmap.width, bitmap.height).data;
+            const seen = new Set();
+            for (let i = 0; i < pixels.length; i += 4) seen.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
+            return seen.size;
+        }""",
+        base64.b64encode(png).decode("ascii"),
+    )
+    assert colours > 50
