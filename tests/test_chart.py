@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from ncu_roofline.render import chart as chart_module
+from ncu_roofline.render import files as files_module
 from ncu_roofline.render.chart import (
     BARS_WIDTH_PX,
     ROOFLINE_HEIGHT_PX,
@@ -328,7 +329,7 @@ def test_an_interrupted_write_leaves_no_partial_file(kernels, ctx, tmp_path, mon
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(chart_module.os, "replace", interrupted)
+    monkeypatch.setattr(files_module.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_chart(roofline_chart(kernels, ctx), tmp_path, ["vl.json"])
     assert list(tmp_path.iterdir()) == []
