@@ -58,6 +58,9 @@ def pick_definition(frame: pd.DataFrame, defs: list[Definition],
         if definition.flag:
             flags.append((take, definition.flag))
         # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
+        # Flagged fallbacks are not what a user should collect, so they are never the one named.
+        if definition.flag:
+            continue
         missing = definition.expr.missing_mask(frame)
         count = missing.sum(axis=1)
         bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)

@@ -127,7 +127,7 @@ def test_raw_page_with_units_row_and_report_peaks():
     assert gemm["flop_tensor"] == approx(tensor)
     # roofs = peak per cycle x clock measured during the launch
     peak_tensor = 466_944 * 1.10e9
-    peak_fp32 = 2 * 7_296 * 1.10e9
+    peak_fp32 = 2 * 14_592 * 1.10e9
     peak_dram = 1_280 * 1.59e9
     peak_l2 = 5_120 * 1.09e9
     peak_l1 = 14_592 * 1.10e9
