@@ -104,7 +104,12 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
     derived = pd.DataFrame(out, index=frame.index)
     work = derived[list(WORK_QUANTITIES)].to_numpy()
     known = ~np.isnan(work)
-    derived["flop_total"] = np.where(known.any(axis=1), np.nansum(work, axis=1), np.nan)
+    known_sum = np.nansum(work, axis=1)
+    partial = ~known.all(axis=1)
+    # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
+    # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0.
+    derived["flop_total"] = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    notes.add(partial & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore"):
         for level in LEVELS:
             ai = derived["flop_total"].to_numpy() / derived[f"bytes_{level}"].to_numpy()
