@@ -26,6 +26,8 @@ from .readers import NCU_REP_MAGIC, expand_paths, read_inputs
 from .status import StatusNotes
 
 SCHEMA_VERSION = "1"
+COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
+                "`ncu-roofline metrics` for the --metrics list")
 RESULT_COLUMNS = (
     "time_s", *[f"flop_{p}" for p in PRECISIONS], "flop_total", *[f"bytes_{lv}" for lv in LEVELS],
     *[f"ai_{lv}" for lv in LEVELS], "flop_per_s", *PEAK_COLUMNS, "ceiling_source",
@@ -125,6 +127,8 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions)
     if "reader_notes" in frame:
         notes.add_column(frame["reader_notes"])
     derived = derive_quantities(frame, catalogue, notes)
+    counted = [f"flop_{p}" for p in PRECISIONS] + [f"bytes_{lv}" for lv in LEVELS]
+    notes.add(derived[counted].isna().all(axis=1).to_numpy(), COLLECT_HINT)
     peaks = attach_ceilings(frame, derived, catalogue, options, notes)
     values = pd.concat([derived, peaks], axis=1)
     sol = speed_of_light(values, notes)
