@@ -148,6 +148,12 @@ class Definition:
     flag: str | None = None
     for_defs: tuple[str, ...] = ()
 
+    @property
+    def is_rate_form(self) -> bool:
+        """Reads rates other than clocks: the form for section-only reports, not what `--metrics` should ask."""
+        return any((".per_second" in n and "__cycles_elapsed.avg.per_second" not in n) or ".per_cycle" in n
+                   for n in self.expr.inputs)
+
     def applies(self, frame: pd.DataFrame) -> np.ndarray:
         """Rows where the definition's condition holds (its inputs may still be missing)."""
         if self.when is None:

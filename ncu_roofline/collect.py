@@ -25,7 +25,7 @@ def collection_metrics(catalogue: Catalogue, compute_capability: float | None = 
     names: list[str] = []
     for quantity in _QUANTITIES:
         for definition in catalogue.definitions(quantity):
-            if not complete and any(_is_rate(n) for n in definition.expr.inputs):
+            if not complete and definition.is_rate_form:
                 continue  # rate forms are for section-only reports; --metrics can ask for the totals
             if compute_capability is not None and definition.when is not None \
                     and set(definition.when.names) <= {"compute_capability"} and not definition.applies(arch)[0]:
@@ -35,11 +35,6 @@ def collection_metrics(catalogue: Catalogue, compute_capability: float | None = 
             if not complete and (compute_capability is not None or definition.when is None):
                 break
     return list(dict.fromkeys(names))
-
-
-def _is_rate(name: str) -> bool:
-    """Rates other than clocks (`*__cycles_elapsed.avg.per_second` is what every roof multiplies by)."""
-    return (".per_second" in name and "__cycles_elapsed.avg.per_second" not in name) or ".per_cycle" in name
 
 
 def metrics_flag(catalogue: Catalogue, compute_capability: float | None = None, *, complete: bool = False) -> str:

@@ -62,7 +62,7 @@ def pick_definition(frame: pd.DataFrame, defs: list[Definition],
         if definition.flag:
             continue
         missing = definition.expr.missing_mask(frame)
-        count = missing.sum(axis=1)
+        count = missing.sum(axis=1) * 2 + definition.is_rate_form  # ties go to the totals form
         bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
         closer = usable & (count < best_missing)
         best_missing[closer] = count[closer]
