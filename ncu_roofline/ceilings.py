@@ -21,6 +21,7 @@ from .errors import InputError
 from .status import StatusNotes
 
 PEAK_COLUMNS = tuple([f"peak_flop_per_s_{p}" for p in PRECISIONS] + [f"peak_bytes_per_s_{lv}" for lv in LEVELS])
+INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # Roofs that run on the SM clock (scaled by --clock max); DRAM has its own clock.
 _SM_CLOCKED = tuple(c for c in PEAK_COLUMNS if not c.endswith("dram"))
 
@@ -58,6 +59,11 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
         origin[from_table] = table_label[from_table]
         out[column] = values
         source_parts.append(origin)
+    integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
+    if integrated.any():
+        # Orin, Thor and GB10 share memory with the CPU: Nsight Compute draws no DRAM roof there, nor do we.
+        out["peak_bytes_per_s_dram"] = np.where(integrated, np.nan, out["peak_bytes_per_s_dram"])
+        notes.add(integrated, "no DRAM roof: integrated memory (CC 8.7, 11.0, 12.1)")
     frame = pd.DataFrame(out, index=raw.index)
     frame["ceiling_source"] = _join_sources(source_parts, n)
     return frame

@@ -78,7 +78,7 @@ def gpu_detail(described: dict) -> Table:
         table.add_column(name, overflow="fold")
     for key, info in sorted(described.get("peaks", {}).items()):
         value = info.get("value") if isinstance(info, dict) else info
-        source = info.get("source", "") if isinstance(info, dict) else ""
+        source = (info.get("source") or "") if isinstance(info, dict) else ""
         derived = info.get("derived") if isinstance(info, dict) else None
         unit = "B/s" if "bytes" in key else "FLOP/s"
         table.add_row(key, fmt_si(float(value), unit) if value is not None else "—",
