@@ -6,7 +6,6 @@ then rank. The CLI, notebooks and CI steps all go through here.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from .catalogue import Catalogue, load_catalogue
 from .ceilings import PEAK_COLUMNS, CeilingOptions, attach_ceilings
 from .derive import DERIVED_QUANTITIES, LEVELS, PRECISIONS, derive_quantities
 from .errors import InputError
-from .group import group_keys, group_launches
+from .group import filter_nvtx, group_keys, group_launches
 from .launch_table import IDENTITY_COLUMNS
 from .rank import rank_kernels, speed_of_light
 from .readers import NCU_REP_MAGIC, expand_paths, read_inputs
@@ -101,8 +100,9 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     files = expand_paths(paths)
     raw = read_inputs(files, catalogue.wants, progress)
     if nvtx_include:
-        keep = raw["nvtx_range"].fillna("").map(lambda path: fnmatch.fnmatchcase(path, nvtx_include))
-        raw = raw[keep.to_numpy(dtype=bool)].reset_index(drop=True)
+        raw = filter_nvtx(raw, nvtx_include)
+        if raw.empty:
+            raise InputError(None, f"no launch has an NVTX range matching --nvtx-include {nvtx_include!r}")
     options = _ceiling_options(gpu, ceilings, clock)
     launches = evaluate(raw, catalogue, options)
     _refuse_without_roofline_metrics(launches, raw, catalogue)

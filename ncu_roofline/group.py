@@ -8,6 +8,8 @@ only add up correctly at this level.
 
 from __future__ import annotations
 
+import fnmatch
+
 import numpy as np
 import pandas as pd
 
@@ -60,3 +62,11 @@ def _launch_counts(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
     group_cols = [frame[k].to_numpy() for k in keys] + [capture]
     per_capture = per_part.groupby(group_cols, sort=True, dropna=False).sum().max(axis=1)
     return per_capture.groupby(level=list(range(len(keys))), sort=True, dropna=False).sum()
+
+
+def filter_nvtx(raw: pd.DataFrame, pattern: str) -> pd.DataFrame:
+    """Launches whose NVTX path (`outer/inner`) matches the glob; launches outside any range have path ""."""
+    paths = raw["nvtx_range"].astype("object").where(raw["nvtx_range"].notna(), "")
+    keep = np.fromiter((fnmatch.fnmatchcase(p, pattern) for p in paths.unique()), dtype=bool)
+    allowed = set(np.asarray(paths.unique(), dtype=object)[keep])
+    return raw[paths.isin(allowed).to_numpy()].reset_index(drop=True)
