@@ -105,6 +105,61 @@ def analyze(
             webbrowser.open((out / "roofline.html").resolve().as_uri())
 
 
+@app.command()
+def compare(
+    base: Path = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
+    head: Path = typer.Argument(..., help="The run to judge, in any of the same forms."),
+    fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable: 'time_s>+5%', "
+                                                             "'roofline_fraction<-0.05', 'total:time_s>+2%'."),
+    min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
+                                                                    "this many seconds in either run."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
+    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
+    group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
+    top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
+    rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
+    summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
+) -> None:
+    """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
+    from . import analyze as run_analysis
+    from .compare import compare as run_compare
+    from .gates import parse_gates
+    from .render.compare_console import print_comparison
+    from .render.files import write_atomic
+
+    with user_errors():
+        gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
+        if group_by not in {"kernel", "nvtx"}:
+            raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx")
+                for path in (base, head)]
+        result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
+        for warning in result.warnings:
+            stderr.print(f"ncu-roofline: warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        written = result.write(out, top=top) if out is not None else []
+        if summary_md is not None:
+            from .render.compare_markdown import comparison_markdown
+
+            write_atomic(summary_md, comparison_markdown(result, top=rows or 10).encode(), inputs=[])
+        if json_out is not None:
+            from .render.compare_json import comparison_json
+
+            if str(json_out) == "-":
+                sys.stdout.write(comparison_json(result))
+            else:
+                write_atomic(json_out, comparison_json(result).encode(), inputs=[])
+        if str(json_out) != "-":
+            print_comparison(result, top=rows, console=stdout)
+            for path in written:
+                stdout.print(f"wrote {path}", highlight=False)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
 @ceilings_app.callback()
 def ceilings_list(ctx: typer.Context,
                   as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
@@ -143,12 +198,16 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
 
 @app.command()
 def metrics(arch: Optional[float] = typer.Option(None, "--arch", help="Compute capability, e.g. 9.0."),
-            complete: bool = typer.Option(False, "--all", help="Every metric any definition can use.")) -> None:
+            complete: bool = typer.Option(False, "--all", help="Every metric any definition can use."),
+            as_list: bool = typer.Option(False, "--list", help="Only the comma-separated metric list.")) -> None:
     """Print the ncu command lines that collect what the analysis needs."""
     from .catalogue import load_catalogue
-    from .collect import metrics_flag, sections_flag
+    from .collect import collection_metrics, metrics_flag, sections_flag
 
     catalogue = load_catalogue()
+    if as_list:
+        sys.stdout.write(",".join(collection_metrics(catalogue, arch, complete=complete)) + "\n")
+        return
     stdout.print("# CSV export (raw page, base units):", highlight=False)
     stdout.print(f"ncu {metrics_flag(catalogue, arch, complete=complete)} --csv --page raw --print-units base "
                  "-o /dev/null ./app > run.csv", highlight=False, soft_wrap=True)
