@@ -78,14 +78,16 @@ def read_inputs(paths: Iterable[str | Path], wanted: Callable[[str], bool],
 
 
 def _group_metric_split(tables: list[pd.DataFrame]) -> list[list[int]]:
-    """Files that hold the same launches but disjoint metrics are parts of one capture."""
+    """Files that hold the same launches (same IDs, same kernels, order aside) but disjoint metrics are parts of one
+    capture: the NERSC habit of one ncu run per metric."""
     groups: list[list[int]] = []
-    signatures: list[tuple[frozenset, set]] = []
+    signatures: list[tuple[tuple, set]] = []
     for i, table in enumerate(tables):
-        launches = frozenset(table["launch_id"].tolist()) if len(table) < 5_000_000 else frozenset()
+        launches = (tuple(sorted(table["launch_id"].tolist())),
+                    tuple(sorted(table["kernel_name"].fillna("").astype(str).value_counts().items())))
         metrics = set(metric_columns(table))
         for g, (group_launches, group_metrics) in enumerate(signatures):
-            if launches and launches == group_launches and metrics and not (metrics & group_metrics):
+            if launches == group_launches and metrics and not (metrics & group_metrics):
                 groups[g].append(i)
                 group_metrics |= metrics
                 break
