@@ -1,0 +1,57 @@
+"""The Python API: analyze() -> Analysis with tables, a chart notebooks can display, and write()."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from ncu_roofline import analyze
+from ncu_roofline.analysis import SCHEMA_VERSION
+
+from conftest import FIXTURES
+
+EXAMPLE = FIXTURES / "example_h100_raw.csv"
+
+
+def test_chart_is_an_altair_chart_with_the_kernels_points():
+    result = analyze(EXAMPLE)
+    chart = result.chart(top=3)
+    assert isinstance(chart, alt.TopLevelMixin)
+    spec = chart.to_dict()
+    text = json.dumps(spec)
+    top3 = result.kernels.head(3)
+    for flop_per_s in top3["flop_per_s"]:
+        assert repr(float(flop_per_s)) in text or f"{flop_per_s}" in text
+
+
+def test_write_produces_the_documented_files_with_metadata(tmp_path):
+    result = analyze(EXAMPLE)
+    written = {p.name for p in result.write(tmp_path)}
+    assert written == {"launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html"}
+    table = pq.read_table(tmp_path / "kernels.parquet")
+    metadata = {k.decode(): v.decode() for k, v in table.schema.metadata.items()}
+    assert metadata["ncu_roofline.schema_version"] == SCHEMA_VERSION
+    inputs = json.loads(metadata["ncu_roofline.inputs"])
+    assert inputs[0]["path"].endswith("example_h100_raw.csv") and len(inputs[0]["sha256"]) == 64
+    assert json.loads(metadata["ncu_roofline.ceilings"]) == ["report"]
+    kernels = pd.read_parquet(tmp_path / "kernels.parquet")
+    assert list(kernels["rank"]) == list(range(1, len(kernels) + 1))
+    launches = pd.read_parquet(tmp_path / "launches.parquet")
+    assert len(launches) == 6
+    for column in ("source_file", "launch_id", "kernel_name", "time_s", "flop_fp64", "flop_fp32", "flop_fp16",
+                   "flop_tensor", "flop_total", "bytes_dram", "bytes_l2", "bytes_l1", "ai_dram", "ai_l2", "ai_l1",
+                   "flop_per_s", "peak_flop_per_s_fp64", "peak_bytes_per_s_dram", "ceiling_source", "t_sol_s",
+                   "bound", "roofline_fraction", "headroom_s", "def_bytes_l2", "status"):
+        assert column in launches.columns, column
+    assert launches["launch_id"].dtype == "int64"
+
+
+def test_kernel_ratios_come_from_sums():
+    kernels = analyze(EXAMPLE).kernels
+    for row in kernels.itertuples():
+        assert row.flop_per_s == pytest.approx(row.flop_total / row.time_s)
+        assert row.roofline_fraction == pytest.approx(row.t_sol_s / row.time_s)
