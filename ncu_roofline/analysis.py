@@ -166,8 +166,10 @@ def _refuse_without_roofline_metrics(launches: pd.DataFrame, raw: pd.DataFrame, 
             present = sorted(c for c in raw.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
                              and raw.loc[raw["source_file"] == source, c].notna().any())
             held = f"it holds only {', '.join(present)}" if present else "it holds none of the metrics used"
-            raise InputError(source, f"no FLOP or byte counters for a roofline ({held}); collect them with: "
-                                     f"ncu {metrics_flag(catalogue)} --csv ...")
+            ccs = rows["compute_capability"].dropna().unique()
+            cc = float(ccs[0]) if len(ccs) == 1 else None
+            raise InputError(source, f"no roofline metrics: the FLOP and byte counters are missing ({held}); "
+                                     f"collect them with: ncu {metrics_flag(catalogue, cc)} --csv --page raw ...")
 
 
 def _is_report(source: str) -> bool:
