@@ -442,8 +442,9 @@ def _render(chart: alt.TopLevelMixin, fmt: str) -> bytes:
     return text.getvalue().encode("utf-8")
 
 
-def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS) -> list[Path]:
-    """Write `roofline.<format>` into `outdir` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is
+def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
+                stem: str = "roofline") -> list[Path]:
+    """Write `<stem>.<format>` (default `roofline.<format>`) into `outdir` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is
     taken for "vl.json"), and return the paths written, in the order asked.
 
     Every format is rendered before any file is written, so a failing export (vl-convert, say) leaves the
@@ -461,7 +462,7 @@ def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] =
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt, payload in payloads.items():
-        path = outdir / f"roofline.{fmt}"
+        path = outdir / f"{stem}.{fmt}"
         write_atomic(path, payload)
         paths.append(path)
     return paths

@@ -15,6 +15,7 @@ def fmt_si(value: float, unit: str) -> str:
     """1.23e12 -> '1.23 T' + unit; '—' for unknown."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
         return "—"
+    value = float(f"{float(value):.3g}")  # round first, so the prefix follows the printed digits
     for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
                            (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
         if abs(value) >= factor:

@@ -1,0 +1,169 @@
+"""The before → after roofline: one arrow per kernel, from its base point to its head point at DRAM intensity.
+
+One level only (DRAM) so an arrow reads as one kernel's move; the roofs are the head run's, drawn by the
+analyze chart's own helpers (`chart_data` computes roofs, labels and domains; only the marks are new here), so
+both charts agree on where a roof is. A hollow circle is the base point, the arrowhead the head point; added
+kernels are a lone head point, removed ones a lone base point. Kernels with no FLOPs or no DRAM intensity cannot
+sit on log axes and are counted in the subtitle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, format_si, write_chart
+from .names import short_kernel_name
+
+CHART_STEM = "compare"
+VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
+                   "removed": "#9467bd"}
+_PEAK_COLUMNS = ("peak_flop_per_s_fp64", "peak_flop_per_s_fp32", "peak_flop_per_s_fp16", "peak_flop_per_s_tensor",
+                 "peak_bytes_per_s_dram", "peak_bytes_per_s_l2", "peak_bytes_per_s_l1")
+_TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
+                   ("match", "match"), ("time", "time"), ("time_change", "time change"), ("performance", "FLOP/s"),
+                   ("ai", "AI DRAM (FLOP/B)"), ("fraction", "of roof"), ("bound", "bound"))
+
+
+def _roof_frame(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.DataFrame:
+    """A kernel table `chart_data` can read: head rows carry the roofs, base rows only widen the domain.
+
+    Base rows lose their peaks, so the shared roofs are the head run's alone; L2 and L1 intensities are dropped,
+    so the domain is fitted to the DRAM points this chart draws.
+    """
+    base = base_kernels.copy()
+    for column in _PEAK_COLUMNS:
+        if column in base:
+            base[column] = np.nan
+    frame = pd.concat([head_kernels, base], ignore_index=True)
+    frame["ai_l2"], frame["ai_l1"] = np.nan, np.nan
+    frame["rank"] = np.arange(1, len(frame) + 1)
+    return frame
+
+
+def arrow_rows(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
+    """One row per drawn kernel (the first `top` of the comparison, largest change first) with both ends."""
+    rows = comparison_kernels.head(top).reset_index(drop=True)
+
+    def drawable(side: str) -> pd.Series:
+        ai = pd.to_numeric(rows[f"ai_dram_{side}"], errors="coerce").astype(float)
+        perf = pd.to_numeric(rows[f"flop_per_s_{side}"], errors="coerce").astype(float)
+        return (np.isfinite(ai) & (ai > 0) & np.isfinite(perf) & (perf > 0)).astype(bool)
+
+    def both(column: str, fmt) -> list[str]:
+        return [f"{fmt(b)} → {fmt(h)}" for b, h in zip(rows[f"{column}_base"], rows[f"{column}_head"])]
+
+    def pct(value: float) -> str:
+        return "—" if pd.isna(value) else f"{100 * value:.1f} %"
+
+    side = np.where(rows["verdict"] == "removed", "base", "head")
+    frame = pd.DataFrame({
+        "key": np.arange(len(rows)),
+        "label": [short_kernel_name(str(name), 30) for name in rows["kernel_name"]],
+        "kernel_name": rows["kernel_name"].astype(str),
+        "shape": [f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}" for i, s in enumerate(side)],
+        "verdict": rows["verdict"].astype(str),
+        "match": rows["match"].fillna("—").astype(str),
+        "time": both("time_s", lambda v: format_si(v, "s")),
+        "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
+        "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
+        "ai": both("ai_dram", lambda v: "—" if pd.isna(v) else f"{v:.3g}"),
+        "fraction": both("roofline_fraction", pct),
+        "bound": both("bound", lambda v: "—" if pd.isna(v) else str(v)),
+        "x_base": rows["ai_dram_base"].astype(float), "y_base": rows["flop_per_s_base"].astype(float),
+        "x_head": rows["ai_dram_head"].astype(float), "y_head": rows["flop_per_s_head"].astype(float),
+        "has_base": drawable("base").to_numpy(), "has_head": drawable("head").to_numpy(),
+    })
+    return frame
+
+
+def _arrowhead_angles(arrows: pd.DataFrame, x_domain: tuple[float, float],
+                      y_domain: tuple[float, float]) -> pd.Series:
+    """Screen angle (degrees clockwise from up, Vega's convention) of each base → head move on the log-log plot."""
+    px_x = ROOFLINE_WIDTH_PX / math.log10(x_domain[1] / x_domain[0])
+    px_y = ROOFLINE_HEIGHT_PX / math.log10(y_domain[1] / y_domain[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dx = px_x * np.log10(arrows["x_head"] / arrows["x_base"])
+        dy = px_y * np.log10(arrows["y_head"] / arrows["y_base"])  # up on screen
+    angle = np.degrees(np.arctan2(dx, dy)) % 360
+    return pd.Series(np.where(np.isfinite(angle), np.round(angle, 3), 0.0), index=arrows.index)
+
+
+def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFrame, head_kernels: pd.DataFrame,
+                  ctx: ChartContext) -> alt.LayerChart:
+    """Roofs of the head run, and per kernel a rule + arrowhead from its base point to its head point.
+
+    `comparison_kernels` is the comparison table (largest change first); the first `ctx.top` rows are drawn.
+    `ctx.inputs` names the two runs, base then head.
+    """
+    roofs = chart_data(_roof_frame(base_kernels, head_kernels), ChartContext(
+        gpu=ctx.gpu, ceiling_source=ctx.ceiling_source, clock=ctx.clock, inputs=ctx.inputs,
+        top=len(base_kernels) + len(head_kernels) or 1))
+    arrows = arrow_rows(comparison_kernels, ctx.top)
+    arrows["angle"] = _arrowhead_angles(arrows, roofs.x_domain, roofs.y_domain)
+    moved = arrows["has_base"] & arrows["has_head"] & ((arrows["x_base"] != arrows["x_head"])
+                                                       | (arrows["y_base"] != arrows["y_head"]))
+    arrows["head_shape"] = np.where(moved, "triangle-up", "circle")
+
+    x_scale = alt.Scale(type="log", domain=list(roofs.x_domain))
+    y_scale = alt.Scale(type="log", domain=list(roofs.y_domain))
+    x_title, y_title = "arithmetic intensity, DRAM (FLOP/byte)", "performance (FLOP/s)"
+    verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[arrows["has_base"] | arrows["has_head"],
+                                                                  "verdict"])]
+    colour = alt.Color("verdict:N", title="verdict",
+                       scale=alt.Scale(domain=verdicts, range=[VERDICT_COLOURS[v] for v in verdicts]))
+    hover = alt.selection_point(name="kernel", fields=["key"], on="pointerover", clear="pointerout")
+    zoom = alt.selection_interval(name="zoom", bind="scales")
+    tooltip = [alt.Tooltip(field, type="nominal", title=title) for field, title in _TOOLTIP_FIELDS]
+
+    roof_lines = alt.Chart(roofs.roofs).mark_line(clip=True, strokeWidth=2).encode(
+        x=alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~g")),
+        y=alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s")),
+        detail="roof:N", color=alt.Color("colour:N", scale=None), tooltip=[alt.Tooltip("label:N", title="roof")])
+    roof_labels = alt.Chart(roofs.roof_labels).mark_text(
+        clip=True, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11, fontWeight="bold",
+    ).encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale), text="label:N",
+             color=alt.Color("colour:N", scale=None), angle=alt.Angle("angle:Q", scale=None))
+    memory_labels = roof_labels.transform_filter("datum.kind === 'memory'").mark_text(
+        clip=True, align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold")
+    compute_labels = roof_labels.transform_filter("datum.kind === 'compute'")
+
+    base_x, base_y = alt.X("x_base:Q", scale=x_scale, title=x_title), alt.Y("y_base:Q", scale=y_scale, title=y_title)
+    head_x, head_y = alt.X("x_head:Q", scale=x_scale, title=x_title), alt.Y("y_head:Q", scale=y_scale, title=y_title)
+    emphasis = alt.when(hover).then(alt.value(1.0)).otherwise(alt.value(0.35))
+    source = alt.Chart(arrows)
+    rules = source.transform_filter("datum.has_base && datum.has_head").mark_rule(clip=True, strokeWidth=2).encode(
+        x=base_x, y=base_y, x2="x_head:Q", y2="y_head:Q", color=colour, opacity=emphasis, tooltip=tooltip)
+    base_points = source.transform_filter("datum.has_base").mark_point(clip=True, filled=False, size=60,
+                                                                       strokeWidth=1.5).encode(
+        x=base_x, y=base_y, color=colour, opacity=emphasis, tooltip=tooltip)
+    head_points = source.transform_filter("datum.has_head").mark_point(clip=True, filled=True, size=110).encode(
+        x=head_x, y=head_y, color=colour, shape=alt.Shape("head_shape:N", scale=None),
+        angle=alt.Angle("angle:Q", scale=None), opacity=emphasis, tooltip=tooltip,
+    ).add_params(hover, zoom)
+    labels = source.transform_filter("datum.has_head").mark_text(
+        clip=True, align="left", baseline="middle", dx=8, fontSize=9).encode(
+        x=head_x, y=head_y, text="label:N", opacity=emphasis)
+
+    drawn = int((arrows["has_base"] | arrows["has_head"]).sum())
+    left_out = len(comparison_kernels) - drawn
+    subtitle = [f"Roofs of the head run: {ctx.ceiling_source} · clock: {ctx.clock}",
+                " → ".join(ctx.inputs) or "—",
+                f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
+                + (f"; {left_out} left out (zero FLOPs, no DRAM intensity, or beyond the top {ctx.top})"
+                   if left_out else "")]
+    return alt.layer(roof_lines, memory_labels, compute_labels, rules, base_points, head_points, labels).properties(
+        width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
+        title=alt.TitleParams(f"Roofline before → after — {ctx.gpu}", subtitle=subtitle, anchor="start"),
+    )
+
+
+def write_compare_chart(chart: alt.TopLevelMixin, outdir: Path,
+                        formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
+    """`compare.<format>` in `outdir`, written like the analyze chart (same offline HTML, same stable spec text)."""
+    return write_chart(chart, Path(outdir), formats, stem=CHART_STEM)

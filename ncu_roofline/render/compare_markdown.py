@@ -1,0 +1,188 @@
+"""The comparison as Markdown for `$GITHUB_STEP_SUMMARY` and pull-request comments.
+
+Read top down by a reviewer: the outcome of the gates first, the totals base → head, what is not like for like,
+then the kernels that moved most, then what appeared or disappeared. Same helpers and look as the analyze summary.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .chart import format_si as fmt_si  # rounds before choosing a prefix: never '1e+03 ns'
+from .markdown import _cell, _pct
+from .names import short_kernel_name
+
+if TYPE_CHECKING:
+    from ..compare import Comparison
+    from ..gates import GateResult
+
+VERDICT_MARKS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "neutral": "⚪ neutral",
+                 "added": "🆕 added", "removed": "➖ removed"}
+# (total metric, label, unit): how each headline total is written; None means a fraction shown in percent.
+_TOTAL_ROWS = (("time_s", "GPU time", "s"), ("headroom_s", "headroom (recoverable)", "s"),
+               ("flop_total", "FLOPs", "FLOP"), ("flop_per_s", "FLOP/s", "FLOP/s"),
+               ("roofline_fraction", "of roof (Σt_sol / Σtime)", None), ("kernels", "kernels", ""),
+               ("launches", "launches", ""))
+
+
+def signed_si(value: float, unit: str) -> str:
+    """'+1.2 µs', '-3 GFLOP/s', '0 s'; '—' when unknown."""
+    if value is None or pd.isna(value):
+        return "—"
+    return ("+" if value > 0 else "") + fmt_si(value, unit)
+
+
+def signed_pct(percent: float) -> str:
+    """A change already in percent: '+20.0%', '-6.3%'; '—' when unknown."""
+    if percent is None or pd.isna(percent) or not math.isfinite(percent):
+        return "—"
+    return f"{percent:+.1f}%"
+
+
+def signed_points(fraction_change: float) -> str:
+    """A change of a fraction, in percentage points: '+12.5 pt'."""
+    if fraction_change is None or pd.isna(fraction_change):
+        return "—"
+    return f"{100 * fraction_change:+.1f} pt"
+
+
+def launch_shape(grid: object, block: object) -> str:
+    """'(64,1,1)×(128,1,1)': grid × block without spaces, so tables keep room for the numbers."""
+    return f"{grid}×{block}".replace(" ", "")
+
+
+def kernel_label(name: object, grid: object, block: object) -> str:
+    shape = "" if pd.isna(grid) and pd.isna(block) else " " + launch_shape(grid, block)
+    return f"`{_cell(short_kernel_name(str(name)))}`{_cell(shape)}"
+
+
+def gate_outcome(result: "GateResult") -> str:
+    if result.passed:
+        return "✅ pass"
+    return "❌ fail"
+
+
+def comparison_markdown(comparison: "Comparison", *, top: int = 10) -> str:
+    base_label, head_label = comparison.labels
+    lines = ["## ncu-roofline compare", "", _headline(comparison), "",
+             f"Base: `{_cell(base_label)}` → head: `{_cell(head_label)}`. "
+             f"Ceilings: {_sources(comparison)}. Min time: {fmt_si(float(comparison.options.get('min_time_s', 0)), 's')}.",
+             "", "| total | base | head | change |", "|---|---:|---:|---:|"]
+    totals = comparison.totals
+    for metric, label, unit in _TOTAL_ROWS:
+        row = totals.loc[metric]
+        if unit is None:
+            cells = (_pct(row["base"]), _pct(row["head"]), signed_points(row["change"]))
+        elif metric in ("kernels", "launches"):
+            cells = (f"{row['base']:.0f}", f"{row['head']:.0f}", f"{row['change']:+.0f}")
+        else:
+            cells = (fmt_si(row["base"], unit), fmt_si(row["head"], unit),
+                     f"{signed_si(row['change'], unit)} ({signed_pct(row['change_pct'])})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    if comparison.warnings:
+        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(w)}" for w in comparison.warnings]
+    lines += _gate_section(comparison)
+    lines += _kernel_section(comparison, top)
+    lines += _added_removed_section(comparison)
+    return "\n".join(lines) + "\n"
+
+
+def _headline(comparison: "Comparison") -> str:
+    counts = comparison.counts()
+    tally = ", ".join(f"{counts[v]} {v}" for v in ("regression", "improvement", "neutral", "added", "removed")
+                      if counts[v])
+    if not comparison.gates:
+        outcome = "No gates set"
+    elif comparison.passed:
+        outcome = f"✅ **All {len(comparison.gates)} gates passed**"
+    else:
+        failed = sum(not r.passed for r in comparison.gates)
+        outcome = f"❌ **{failed} of {len(comparison.gates)} gates failed**"
+    time = comparison.totals.loc["time_s"]
+    return (f"{outcome}. GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
+            f"({signed_pct(time['change_pct'])}). Kernels: {tally or 'none'}.")
+
+
+def _sources(comparison: "Comparison") -> str:
+    found = set()
+    for analysis in (comparison.base, comparison.head):
+        if "ceiling_source" in analysis.kernels:
+            found |= set(analysis.kernels["ceiling_source"].dropna().astype(str))
+    return ", ".join(sorted(found)) or "none"
+
+
+def _gate_section(comparison: "Comparison") -> list[str]:
+    if not comparison.gates:
+        return []
+    lines = ["", "### Gates", "", "| gate | scope | result | checked | failing |", "|---|---|---|---:|---|"]
+    for result in comparison.gates:
+        gate = result.gate
+        failing = []
+        for failure in result.failures[:5]:
+            value = signed_pct(failure["change_pct"]) if gate.relative else _signed_value(gate.metric,
+                                                                                          failure["change"])
+            where = "total" if gate.scope == "total" else kernel_label(failure["kernel_name"], failure["grid"],
+                                                                        failure["block"])
+            failing.append(f"{where} {value}")
+        if len(result.failures) > 5:
+            failing.append(f"and {len(result.failures) - 5} more")
+        lines.append(f"| `{_cell(gate.text)}` | {'per kernel' if gate.scope == 'kernel' else 'totals'} | "
+                     f"{gate_outcome(result)} | {result.checked} | {'; '.join(failing) or '—'} |")
+    return lines
+
+
+def _signed_value(metric: str, value: float) -> str:
+    if metric == "roofline_fraction":
+        return signed_points(value)
+    unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP"}.get(
+        metric, "")
+    return signed_si(value, unit)
+
+
+def _kernel_section(comparison: "Comparison", top: int) -> list[str]:
+    matched = comparison.kernels[comparison.kernels["match"].notna()].head(top)
+    if not len(matched):
+        return []
+    lines = ["", f"### Top {len(matched)} kernels by time change", "",
+             "| kernel | verdict | time base → head | change | FLOP/s change | of roof base → head | bound | match |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
+    for row in matched.itertuples(index=False):
+        shape = launch_shape(row.grid_head, row.block_head)
+        if row.match == "name_only":
+            shape = f"{launch_shape(row.grid_base, row.block_base)} → {shape}"
+        bound = change_text(row.bound_base, row.bound_head)
+        verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict))
+        if row.gates_failed:
+            verdict += f" (fails `{_cell(row.gates_failed)}`)"
+        lines.append(
+            f"| `{_cell(short_kernel_name(str(row.kernel_name)))}` {_cell(shape)} | {verdict} | "
+            f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} | "
+            f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
+            f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "
+            f"{_pct(row.roofline_fraction_head)} | {_cell(bound)} | {row.match} |")
+    return lines
+
+
+def change_text(before: object, after: object) -> str:
+    """'dram' when a label did not change, 'fp32 → dram' when it did; '—' for unknown."""
+    b, a = ("—" if pd.isna(v) else str(v) for v in (before, after))
+    return a if a == b else f"{b} → {a}"
+
+
+def _added_removed_section(comparison: "Comparison") -> list[str]:
+    kernels = comparison.kernels
+    lines: list[str] = []
+    for verdict, side in (("added", "head"), ("removed", "base")):
+        rows = kernels[kernels["verdict"] == verdict]
+        if not len(rows):
+            continue
+        lines += ["", f"### {verdict.capitalize()} ({len(rows)})", ""]
+        for row in rows.itertuples(index=False):
+            lines.append(f"- {kernel_label(row.kernel_name, getattr(row, f'grid_{side}'), getattr(row, f'block_{side}'))}"
+                         f": {fmt_si(getattr(row, f'time_s_{side}'), 's')}, "
+                         f"launches: {getattr(row, f'launches_{side}')}")
+    return lines
