@@ -135,7 +135,6 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions)
     result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
                         values, sol], axis=1)
     result["status"] = notes.render().to_numpy()
-    result["status"] = result["status"].astype("string")
     return result
 
 

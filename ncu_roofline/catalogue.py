@@ -13,7 +13,6 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,6 @@ if not METRICS_DIR.is_dir():  # running from a source checkout: metrics/ sits be
 # Identity columns an expression may read (everything else is an ncu metric name).
 _IDENTITY_NAMES = {"compute_capability"}
 
-Columns = Callable[[str], np.ndarray | None]
 
 
 class Expr:
@@ -62,15 +60,63 @@ class Expr:
         """What a user must collect for this expression: metric names and globs, in reading order."""
         return self.names + self.globs
 
-    def evaluate(self, frame: pd.DataFrame) -> np.ndarray:
-        return np.asarray(_eval(self._tree, frame, len(frame)), dtype="float64")
+    def evaluate(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
+        columns = as_columns(frame)
+        return np.asarray(_eval(self._tree, columns, columns.n), dtype="float64")
 
-    def missing_mask(self, frame: pd.DataFrame) -> np.ndarray:
-        """Bit i set where input i is absent or null for that row (2-D: rows x inputs)."""
-        n = len(frame)
-        cols = [np.isnan(_column(frame, name, n)) for name in self.names]
-        cols += [np.isnan(_sum_of(frame, pattern, n)) for pattern in self.globs]
-        return np.column_stack(cols) if cols else np.zeros((n, 0), dtype=bool)
+    def missing_mask(self, frame: "pd.DataFrame | Columns", rows: np.ndarray | None = None) -> np.ndarray:
+        """True where input i is absent or null (2-D: rows x inputs), for all rows or the given row indices."""
+        columns = as_columns(frame)
+        pick = (lambda a: a) if rows is None else (lambda a: a[rows])
+        cols = [pick(columns.isnan(name)) for name in self.names]
+        cols += [pick(np.isnan(columns.sum_of(pattern))) for pattern in self.globs]
+        count = columns.n if rows is None else len(rows)
+        return np.column_stack(cols) if cols else np.zeros((count, 0), dtype=bool)
+
+
+class Columns:
+    """Float64 arrays of a frame's columns, converted once: every definition reads the same few metrics."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+        self.n = len(frame)
+        self._names = [c for c in frame.columns if isinstance(c, str)]
+        self._present = set(self._names)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def column(self, name: str) -> np.ndarray:
+        if name not in self._cache:
+            if name in self._present:
+                series = self._frame[name]
+                if series.dtype != "float64":
+                    series = pd.to_numeric(series, errors="coerce")
+                self._cache[name] = series.to_numpy(dtype="float64", na_value=np.nan)
+            else:
+                self._cache[name] = np.full(self.n, np.nan)
+        return self._cache[name]
+
+    def isnan(self, name: str) -> np.ndarray:
+        key = f"\x00isnan:{name}"
+        if key not in self._cache:
+            self._cache[key] = np.isnan(self.column(name))
+        return self._cache[key]
+
+    def sum_of(self, pattern: str) -> np.ndarray:
+        """Row-wise sum of the present columns matching the glob; NaN where none has a value."""
+        key = f"\x00sum_of:{pattern}"
+        if key not in self._cache:
+            names = [c for c in self._names if fnmatch.fnmatchcase(c, pattern)]
+            if not names:
+                self._cache[key] = np.full(self.n, np.nan)
+            else:
+                values = np.column_stack([self.column(c) for c in names])
+                present = ~np.isnan(values)
+                self._cache[key] = np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
+        return self._cache[key]
+
+
+def as_columns(frame: "pd.DataFrame | Columns") -> Columns:
+    return frame if isinstance(frame, Columns) else Columns(frame)
 
 
 def _string_arg(node: ast.Call) -> str:
@@ -87,40 +133,25 @@ def _dotted(node: ast.AST) -> str:
     raise ValueError(f"not a name: {ast.dump(node)}")
 
 
-def _column(frame: pd.DataFrame, name: str, n: int) -> np.ndarray:
-    if name in frame.columns:
-        return pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
-    return np.full(n, np.nan)
-
-
-def _sum_of(frame: pd.DataFrame, pattern: str, n: int) -> np.ndarray:
-    names = [c for c in frame.columns if isinstance(c, str) and fnmatch.fnmatchcase(c, pattern)]
-    if not names:
-        return np.full(n, np.nan)
-    values = np.column_stack([_column(frame, c, n) for c in names])
-    present = ~np.isnan(values)
-    return np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
-
-
 _BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide}
 _CMPOPS = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
            ast.Gt: np.greater, ast.GtE: np.greater_equal}
 
 
-def _eval(node: ast.AST, frame: pd.DataFrame, n: int):
+def _eval(node: ast.AST, frame: Columns, n: int):
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return float(node.value)
     if isinstance(node, (ast.Name, ast.Attribute)):
-        return _column(frame, _dotted(node), n)
+        return frame.column(_dotted(node))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             result = _BINOPS[type(node.op)](_eval(node.left, frame, n), _eval(node.right, frame, n))
-        return np.where(np.isinf(result), np.nan, result) if isinstance(node.op, ast.Div) else result
+        return np.where(np.isinf(result), np.nan, result)  # a division by zero or an overflow is no value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_eval(node.operand, frame, n)
     if isinstance(node, ast.Call):
         if node.func.id == "sum_of":  # type: ignore[attr-defined]
-            return _sum_of(frame, _string_arg(node), n)
+            return frame.sum_of(_string_arg(node))
         value = _eval(node.args[0], frame, n)
         return np.broadcast_to(np.isnan(value), (n,))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
@@ -154,10 +185,10 @@ class Definition:
         return any((".per_second" in n and "__cycles_elapsed.avg.per_second" not in n) or ".per_cycle" in n
                    for n in self.expr.inputs)
 
-    def applies(self, frame: pd.DataFrame) -> np.ndarray:
+    def applies(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
         """Rows where the definition's condition holds (its inputs may still be missing)."""
         if self.when is None:
-            return np.ones(len(frame), dtype=bool)
+            return np.ones(as_columns(frame).n, dtype=bool)
         return np.asarray(self.when.evaluate(frame), dtype=bool)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .catalogue import Catalogue
+from .catalogue import Catalogue, Columns, as_columns
 from .derive import LEVELS, PRECISIONS, pick_definition
 from .errors import InputError
 from .status import StatusNotes
@@ -38,15 +38,17 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
                     notes: StatusNotes) -> pd.DataFrame:
     """Seven peak columns, `ceiling_source`, and status notes for roofs that stay unknown."""
     n = len(raw)
+    columns = as_columns(raw)
     out: dict[str, np.ndarray] = {}
     source_parts: list[np.ndarray] = []
-    scale = _clock_scale(raw, catalogue, options.clock, notes)
+    scale = _clock_scale(columns, catalogue, options.clock, notes)
     table_peaks, table_label = _table_peaks(raw, options, notes)
     for column in PEAK_COLUMNS:
         quantity = _work_quantity(column)
-        allowed = {d.id: derived[f"def_{quantity}"].isin(d.for_defs).fillna(False).to_numpy(dtype=bool)
+        used = derived[f"def_{quantity}"]
+        allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
                    for d in catalogue.definitions(column) if d.for_defs}
-        report = pick_definition(raw, catalogue.definitions(column), allowed).values
+        report = pick_definition(columns, catalogue.definitions(column), allowed).values
         if column in _SM_CLOCKED:
             report = report * scale
         values = report.copy()
@@ -74,8 +76,8 @@ def _work_quantity(peak_column: str) -> str:
     return f"flop_{suffix}" if "flop" in peak_column else f"bytes_{suffix}"
 
 
-def _clock_scale(raw: pd.DataFrame, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
-    n = len(raw)
+def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
+    n = raw.n
     if clock == "measured":
         return np.ones(n)
     measured = pick_definition(raw, catalogue.definitions("sm_clock_hz")).values
@@ -130,9 +132,11 @@ def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
     for part in parts:
         codes, uniques = pd.factorize(part)
         combined = combined * (len(uniques) + 1) + codes
-    keys, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     texts = []
     for row in first:
         seen = [s for s in dict.fromkeys(part[row] for part in parts) if s]
         texts.append("+".join(seen) if seen else "none")
-    return pd.Series(np.asarray(texts, dtype=object)[inverse] if n else [], index=range(n), dtype="string")
+    text_codes, categories = pd.factorize(np.asarray(texts, dtype=object))
+    codes = text_codes[inverse.reshape(-1)] if n else np.zeros(0, dtype=np.int64)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=range(n))

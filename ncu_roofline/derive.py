@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .catalogue import Catalogue, Definition
+from .catalogue import Catalogue, Columns, Definition, as_columns
 from .status import StatusNotes
 
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
@@ -27,55 +27,62 @@ class Pick:
     """The outcome of choosing a definition per row for one quantity."""
 
     values: np.ndarray  # float64, NaN where no definition applied
-    def_ids: np.ndarray  # object: definition id or None
-    missing: np.ndarray  # object: "needs a, b" where values is NaN, else ""
+    def_codes: np.ndarray  # index into the definitions, -1 where none applied
+    missing_codes: np.ndarray  # index into missing_texts where values is NaN
+    missing_texts: list[str]  # "needs a, b"
     flags: list[tuple[np.ndarray, str]]
 
+    def def_ids(self, defs: list[Definition]) -> pd.Categorical:
+        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs])
 
-def pick_definition(frame: pd.DataFrame, defs: list[Definition],
+
+def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
                     allowed: dict[str, np.ndarray] | None = None) -> Pick:
     """Per row, the value of the first applicable definition whose inputs are all present.
 
     `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
     traffic was measured).
     """
-    n = len(frame)
+    columns = as_columns(frame)
+    n = columns.n
     values = np.full(n, np.nan)
-    def_ids = np.full(n, None, dtype=object)
+    def_codes = np.full(n, -1, dtype=np.int64)
     best_missing = np.full(n, np.iinfo(np.int64).max)
     best_key = np.full(n, -1, dtype=np.int64)
     flags: list[tuple[np.ndarray, str]] = []
     for index, definition in enumerate(defs):
-        usable = definition.applies(frame)
+        usable = definition.applies(columns)
         if allowed is not None and definition.id in allowed:
             usable = usable & allowed[definition.id]
         if not usable.any():
             continue
-        result = definition.expr.evaluate(frame)
+        result = definition.expr.evaluate(columns)
         take = usable & np.isnan(values) & ~np.isnan(result)
         values[take] = result[take]
-        def_ids[take] = definition.id
+        def_codes[take] = index
         if definition.flag:
             flags.append((take, definition.flag))
-        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
-        # Flagged fallbacks are not what a user should collect, so they are never the one named.
-        if definition.flag:
+            # Flagged fallbacks are not what a user should collect, so they are never the one named.
             continue
-        missing = definition.expr.missing_mask(frame)
+        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
+        rows = np.flatnonzero(usable & np.isnan(values))
+        if rows.size == 0:
+            continue
+        missing = definition.expr.missing_mask(columns, rows)
         count = missing.sum(axis=1) * 2 + definition.is_rate_form  # ties go to the totals form
         bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
-        closer = usable & (count < best_missing)
-        best_missing[closer] = count[closer]
-        best_key[closer] = index * (1 << 32) + bits[closer]
-    missing_text = _missing_text(defs, best_key, np.isnan(values))
-    return Pick(values, def_ids, missing_text, flags)
+        closer = count < best_missing[rows]
+        best_missing[rows[closer]] = count[closer]
+        best_key[rows[closer]] = index * (1 << 32) + bits[closer]
+    missing_codes, missing_texts = _missing_text(defs, best_key, np.isnan(values))
+    return Pick(values, def_codes, missing_codes, missing_texts, flags)
 
 
-def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> np.ndarray:
-    out = np.full(len(keys), "", dtype=object)
+def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    codes = np.zeros(len(keys), dtype=np.int64)
     if not unresolved.any():
-        return out
-    uniques, inverse = np.unique(keys[unresolved], return_inverse=True)
+        return codes, [""]
+    inverse, uniques = pd.factorize(keys[unresolved], sort=True)
     texts = []
     for key in uniques:
         if key < 0:
@@ -86,19 +93,21 @@ def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarr
         names = [name for i, name in enumerate(definition.expr.inputs) if bits >> i & 1]
         texts.append(f"needs {', '.join(names)}" if names
                      else f"{definition.id} gave no finite value (division by zero?)")
-    out[unresolved] = np.asarray(texts, dtype=object)[inverse]
-    return out
+    codes[unresolved] = inverse
+    return codes, texts
 
 
 def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNotes) -> pd.DataFrame:
     """Time, FLOPs and bytes per row, with `def_*` columns and status notes for what could not be derived."""
+    columns = as_columns(frame)
     out: dict[str, object] = {}
     for quantity in DERIVED_QUANTITIES:
-        picked = pick_definition(frame, catalogue.definitions(quantity))
+        defs = catalogue.definitions(quantity)
+        picked = pick_definition(columns, defs)
         out[quantity] = picked.values
-        out[f"def_{quantity}"] = pd.array(picked.def_ids, dtype="string")
-        unresolved = np.isnan(picked.values)
-        notes.add(unresolved, "missing " + quantity + " (" + picked.missing + ")")
+        out[f"def_{quantity}"] = picked.def_ids(defs)
+        notes.add_coded(np.isnan(picked.values), picked.missing_codes,
+                        [f"missing {quantity} ({text})" for text in picked.missing_texts])
         for mask, flag in picked.flags:
             notes.add(mask, flag)
     derived = pd.DataFrame(out, index=frame.index)

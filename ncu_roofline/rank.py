@@ -35,7 +35,7 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
     t_sol = np.where(any_term, np.nanmax(np.where(any_term[:, None], demand, 0.0), axis=1), np.nan) if n \
         else np.zeros(0)
     bound_index = np.argmax(np.where(np.isnan(demand), -np.inf, demand), axis=1) if n else np.zeros(0, dtype=int)
-    bound = np.where(any_term & (t_sol > 0), np.asarray(names, dtype=object)[bound_index], None)
+    bound_codes = np.where(any_term & (t_sol > 0), bound_index, -1)
     time_s = frame["time_s"].to_numpy(dtype="float64")
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = t_sol / time_s
@@ -45,7 +45,7 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
         notes.add(above[:, j], f"above_roof {term}")
     return pd.DataFrame({
         "t_sol_s": t_sol,
-        "bound": pd.array(bound, dtype="string"),
+        "bound": pd.Categorical.from_codes(bound_codes, categories=names),
         "roofline_fraction": fraction,
         "headroom_s": time_s - t_sol,
     }, index=frame.index)
