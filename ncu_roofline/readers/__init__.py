@@ -101,7 +101,7 @@ def _merge_capture(tables: list[pd.DataFrame], files: list[Path]) -> pd.DataFram
     """Join the parts of a metric-split capture on (ID, kernel name); `_file_mask` records which parts each row
     has, so that launch counts and partial rows stay honest when launch order differed between the runs."""
     if len(tables) == 1:
-        table = tables[0].copy()
+        table = tables[0]  # the reader's own frame: no copy, which at 10^6 launches is the largest one
         table["_file_mask"] = np.int64(1)
         return table
     if len(tables) > 62:

@@ -1,19 +1,23 @@
 """Readers for ncu's long CSV pages: the details page (one row per launch and metric) and the per-kernel summary
 (`--print-summary per-kernel`: one row per kernel and metric, Minimum/Maximum/Average over Invocations).
 
-The file is streamed through pyarrow's CSV reader in batches; only the metrics the caller wants are kept, then
-pivoted to one row per launch with a vectorised scatter, never a per-row Python loop.
+The file is streamed through pyarrow's CSV reader in batches. Each batch leaves behind only what the LaunchTable
+needs: the identity of each launch once (its first row in the batch), and for the metrics the caller wants, the
+launch, a metric code and the value already in base units. Memory follows the launches and the metrics used, not
+the file's text; everything is column-wise, never a per-row Python loop.
 
 Column layouts seen in the wild (FORMAT_NOTES §2): 12 columns with `Kernel Time` (2020.1), + rule columns (2021.2),
 15 with launch config and CC, 20 with rule and speedup columns, 21 with `Body Item Label`. Rule rows carry no
 metric; metric rows of pages with rule columns are shorter than the header and end in a trailing comma.
+
+Every launch that has a complete row in the file is in the table, whether or not it has a wanted metric: a row
+with too few fields is not part of the table (program output), a file cut in the middle of a row is refused.
 """
 
 from __future__ import annotations
 
 import csv
-import io
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -25,18 +29,137 @@ import pyarrow.csv as pacsv
 from ..errors import InputError
 from ..launch_table import finish_launch_table
 from ..metric_names import is_extensive
-from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode, decode_column, identity_frame, parse_numbers, \
-    unit_factors
-from .text import TableStart
+from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode, decode_column, decode_values, \
+    identity_frame, parse_numbers, unit_factors
+from .text import TableStart, check_last_row, open_table, printable
 
 BLOCK_SIZE = 8 * 1024 * 1024
+# Rows of another width are parsed one by one in Python; they are gathered and read as a batch of this many.
+_ODD_BATCH_ROWS = 16_384
+# Metric codes for rows that are not metrics the caller wants.
+_UNWANTED, _DEVICE = -1, -2
+# IDs are exact in float64 up to here; ncu numbers launches from 0.
+_MAX_ID = 2.0 ** 53
+
+
+@dataclass
+class _Parts:
+    """What the batches leave behind, to be joined into one row per launch at the end."""
+
+    identity: list[pa.RecordBatch] = field(default_factory=list)  # first row of each launch in a batch
+    identity_keys: list[np.ndarray] = field(default_factory=list)
+    keys: list[np.ndarray] = field(default_factory=list)  # per wanted metric row: launch key,
+    codes: list[np.ndarray] = field(default_factory=list)  # metric code,
+    values: list[np.ndarray] = field(default_factory=list)  # value in base units
+    device_keys: list[np.ndarray] = field(default_factory=list)
+    device_names: list[pa.Array] = field(default_factory=list)
+    problems: list[pd.DataFrame] = field(default_factory=list)  # values and units that could not be read
+
+
+class _Batches:
+    """Turns parsed batches into `_Parts`: wanted rows only, numbers parsed, units applied."""
+
+    def __init__(self, start: TableStart, wanted: Callable[[str], bool], keys: list[str], identity: list[str],
+                 value_column: str) -> None:
+        self.start = start
+        self.wanted = wanted
+        self.key_columns = keys
+        self.identity_columns = identity
+        self.value_column = value_column
+        self.summary = start.layout == "summary"
+        self.metric_codes: dict[bytes, int] = {}  # name as written -> code
+        self.metric_index: dict[str, int] = {}  # metric -> code, in order of first sight
+        self.summary_keys: dict[bytes, int] = {}
+        self.last_key: int | None = None
+        self.parts = _Parts()
+
+    @property
+    def metric_names(self) -> list[str]:
+        return list(self.metric_index)
+
+    def absorb(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows == 0:
+            return
+        launch = self._launch_keys(batch)
+        # Identity: the first row of each launch in this batch; a launch that goes on from the previous batch
+        # already has one (launches in another order are sorted out in _pivot).
+        unique, first = np.unique(launch, return_index=True)
+        if launch[0] == self.last_key:
+            unique, first = unique[unique != self.last_key], first[unique != self.last_key]
+        self.last_key = launch[-1]
+        self.parts.identity.append(batch.select(self.identity_columns).take(pa.array(first)))
+        self.parts.identity_keys.append(unique)
+
+        codes = self._metric_codes(batch.column("Metric Name"))
+        rows = np.flatnonzero(codes >= 0)
+        if rows.size:
+            take = pa.array(rows)
+            values, odd = parse_numbers(batch.column(self.value_column).take(take))
+            factors, _ = unit_factors(batch.column("Metric Unit").take(take))
+            with np.errstate(over="ignore"):
+                values = values * factors
+            odd |= np.isinf(values)  # "1e308" Gbyte: beyond float64 in base units
+            values[np.isinf(values)] = np.nan
+            self.parts.keys.append(launch[rows])
+            self.parts.codes.append(codes[rows])
+            self.parts.values.append(values)
+            bad_unit = np.isnan(factors)
+            problem = odd | bad_unit
+            if problem.any():
+                where = rows[problem]
+                self.parts.problems.append(pd.DataFrame({
+                    "launch": launch[where],
+                    "metric": np.asarray(self.metric_names, dtype=object)[codes[where]],
+                    "unit": decode_column(batch.column("Metric Unit").take(pa.array(where))).to_numpy(),
+                    "bad_unit": bad_unit[problem]}))
+        devices = np.flatnonzero(codes == _DEVICE)
+        if devices.size:
+            self.parts.device_keys.append(launch[devices])
+            self.parts.device_names.append(batch.column(self.value_column).take(pa.array(devices)))
+
+    def _launch_keys(self, batch: pa.RecordBatch) -> np.ndarray:
+        """int64 per row: the launch ID (details), or a code per (process, kernel, shape, device) (summary)."""
+        if self.summary:
+            columns = [batch.column(k) for k in self.key_columns]
+            joined = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(
+                *columns, pa.scalar(b"\x1f", pa.binary()))
+            unique = pc.unique(joined)
+            codes = np.array([self.summary_keys.setdefault(k, len(self.summary_keys)) for k in unique.to_pylist()],
+                             dtype=np.int64)
+            return codes[pc.index_in(joined, value_set=unique).to_numpy(zero_copy_only=False)]
+        ids, _ = parse_numbers(batch.column("ID"))
+        bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0)
+        if bad.any():
+            text = decode(batch.column("ID")[int(np.argmax(bad))].as_py())
+            raise InputError(self.start.path, f"the ID column holds {printable(text)!r}, not a launch number")
+        return ids.astype(np.int64)
+
+    def _metric_codes(self, names: pa.Array) -> np.ndarray:
+        """Per row: the metric's code when the caller wants it, _DEVICE for the device name, else _UNWANTED."""
+        encoded = pc.dictionary_encode(names)
+        lookup = np.array([self._code(name) for name in encoded.dictionary.to_pylist()] or [_UNWANTED],
+                          dtype=np.int64)
+        return lookup[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def _code(self, name: bytes) -> int:
+        code = self.metric_codes.get(name)
+        if code is None:
+            text = decode(name).strip()
+            if text == DEVICE_NAME_METRIC:
+                code = _DEVICE
+            elif text and self.wanted(text):
+                code = self.metric_index.setdefault(text, len(self.metric_index))  # " x" and "x" are one metric
+            else:
+                code = _UNWANTED
+            self.metric_codes[name] = code
+        return code
 
 
 def read_long_page(start: TableStart, wanted: Callable[[str], bool],
                    progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Read a details or summary page into a LaunchTable."""
     summary = start.layout == "summary"
-    header = start.header
+    header = _dedupe(start.header)
     value_column = "Average" if summary else "Metric Value"
     width = _row_width(start)
     names = header[:width] + [f"_extra{i}" for i in range(width - len(header))]
@@ -47,24 +170,30 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
     missing = [c for c in needed if c not in names]
     if missing:
         raise InputError(start.path, f"the {start.layout} page lacks column(s) {', '.join(missing)}")
+    positions = [header.index(c) for c in needed]
+    required = max(positions) + 1  # fields a row must have to be read
+    check_last_row(start, required)
 
+    batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
     odd_rows: list[list[str]] = []
+    unreadable: list[str] = []
 
     def on_invalid(row: pacsv.InvalidRow) -> str:
-        # Rows of another width: full-width rule rows (no metric), or text after the table. Keep metric rows.
-        if row.text:
-            parsed = next(csv.reader(io.StringIO(row.text)), [])
-            if len(parsed) >= len(header) and parsed[header.index("Metric Name")].strip():
-                odd_rows.append(parsed)
+        # Rows of another width: full-width rule rows next to shorter metric rows, rows with an extra field, or
+        # program output. Rows long enough to hold every needed column are read; shorter ones are not table rows.
+        try:
+            parsed = next(csv.reader([row.text]), []) if row.text else []
+        except csv.Error:  # a field over the csv module's limit: cannot tell what the row holds
+            unreadable.append(row.text[:40])
+            return "skip"
+        if len(parsed) >= required:
+            odd_rows.append([parsed[i] for i in positions])
         return "skip"
 
-    wanted_names: dict[bytes, bool] = {}
-    batches: list[pa.RecordBatch] = []
-    with open(start.path, "rb") as handle:
-        handle.seek(start.offset)
+    with open_table(start) as stream:
         try:
             reader = pacsv.open_csv(
-                handle,
+                stream,
                 read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE),
                 parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
                 convert_options=pacsv.ConvertOptions(
@@ -72,20 +201,29 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
                     strings_can_be_null=False, quoted_strings_can_be_null=False),
             )
             for batch in reader:
-                batches.append(_keep_wanted(batch, wanted, wanted_names, keys))
+                batches.absorb(batch)
+                if len(odd_rows) >= _ODD_BATCH_ROWS:
+                    batches.absorb(_odd_batch(odd_rows, needed))
+                    odd_rows.clear()
                 if progress is not None:
-                    progress(handle.tell())
+                    progress(stream.tell())
         except pa.ArrowInvalid as exc:
             raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
+    if unreadable:
+        raise InputError(start.path, f"{len(unreadable)} row(s) could not be parsed (a field of more than "
+                                     f"{csv.field_size_limit():,} characters?), the first starting "
+                                     f"{printable(unreadable[0])!r}")
     if odd_rows:
-        odd = pa.RecordBatch.from_pydict({c: pa.array([r[header.index(c)].encode() for r in odd_rows], pa.binary())
-                                          for c in needed})
-        batches.append(_keep_wanted(odd, wanted, wanted_names, keys))
-    table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
-    if table is None or table.num_rows == 0:
+        batches.absorb(_odd_batch(odd_rows, needed))
+    if not batches.parts.identity:
         raise InputError(start.path, "the ncu table has a header but no metric rows (only rule results, or no "
                                      "kernel was profiled)")
-    return _pivot(start, table.combine_chunks(), keys, value_column, summary)
+    return _pivot(start, batches, summary)
+
+
+def _odd_batch(rows: list[list[str]], needed: list[str]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict({c: pa.array([r[i].encode() for r in rows], pa.binary())
+                                       for i, c in enumerate(needed)})
 
 
 def _row_width(start: TableStart) -> int:
@@ -97,99 +235,88 @@ def _row_width(start: TableStart) -> int:
     return max(set(widths), key=widths.count)
 
 
-def _keep_wanted(batch: pa.RecordBatch, wanted: Callable[[str], bool], memo: dict[bytes, bool],
-                 keys: list[str]) -> pa.RecordBatch:
-    """Rows of wanted metrics, plus the first row of every launch so that a launch with no wanted metric is
-    still accounted for (its metric name is blanked so it adds no value)."""
-    names = pc.unique(batch.column("Metric Name")).to_pylist()
-    for name in names:
-        if name not in memo:
-            text = decode(name).strip()
-            memo[name] = bool(text) and (wanted(text) or text == DEVICE_NAME_METRIC)
-    is_wanted = pc.is_in(batch.column("Metric Name"), value_set=pa.array([n for n in names if memo[n]], pa.binary()))
-    key = batch.column(keys[0]) if len(keys) == 1 else pc.binary_join_element_wise(
-        *[batch.column(k) for k in keys], pa.scalar(b"\x1f", pa.binary()))
-    first = pc.index_in(pc.unique(key), value_set=key).to_numpy(zero_copy_only=False)
-    keep = is_wanted.to_numpy(zero_copy_only=False).copy()
-    keep[first] = True
-    kept = batch.filter(pa.array(keep))
-    blank = pc.if_else(is_wanted.filter(pa.array(keep)), kept.column("Metric Name"), pa.scalar(b"", pa.binary()))
-    return kept.set_column(kept.schema.get_field_index("Metric Name"), "Metric Name", blank)
+def _dedupe(header: list[str]) -> list[str]:
+    """A repeated column name keeps its first place; later copies are renamed out of the way."""
+    if len(set(header)) == len(header):
+        return header
+    seen: dict[str, int] = {}
+    out = []
+    for name in header:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        out.append(name if count == 0 else f"_dup{count}_{name}")
+    return out
 
 
-def _pivot(start: TableStart, table: pa.Table, keys: list[str], value_column: str, summary: bool) -> pd.DataFrame:
-    path = start.path
-    key_frame = pd.DataFrame({k: decode_column(table.column(k)) for k in keys})
-    launch_codes, launch_keys = pd.factorize(pd.MultiIndex.from_frame(key_frame) if len(keys) > 1
-                                             else key_frame[keys[0]], sort=False)
+def _pivot(start: TableStart, batches: _Batches, summary: bool) -> pd.DataFrame:
+    """One row per launch: identity from its first row, one column per wanted metric (scatter, no loop)."""
+    parts = batches.parts
+    identity_keys = np.concatenate(parts.identity_keys)
+    identity_rows = pa.Table.from_batches(parts.identity)
+    _, first = np.unique(identity_keys, return_index=True)  # a launch's row from the earliest batch
+    if len(first) < len(identity_keys):
+        keep = np.zeros(len(identity_keys), dtype=bool)
+        keep[first] = True
+        identity_rows = identity_rows.filter(pa.array(keep))
+        identity_keys = identity_keys[keep]
+    launch_keys = identity_keys
+    if (np.diff(launch_keys) < 0).any():  # launches in ID order, as the raw page and reports give them
+        order = np.argsort(launch_keys, kind="stable")
+        identity_rows = identity_rows.combine_chunks().take(pa.array(order))
+        launch_keys = launch_keys[order]
     n = len(launch_keys)
-    first_row = np.full(n, -1, dtype=np.int64)
-    first_row[launch_codes[::-1]] = np.arange(len(launch_codes))[::-1]
-    if summary:
-        launch_ids = np.arange(n, dtype=np.int64)
-    else:
-        ids = pd.to_numeric(pd.Series(launch_keys), errors="coerce")
-        if ids.isna().any() or (ids % 1 != 0).any():
-            bad = pd.Series(launch_keys)[ids.isna() | (ids % 1 != 0)].iloc[0]
-            raise InputError(path, f"the ID column holds {bad!r}, not a launch number")
-        launch_ids = ids.astype(np.int64).to_numpy()
+    identity_columns = {c: identity_rows.column(c) for c in identity_rows.column_names}
 
-    metric_names = decode_column(table.column("Metric Name"))
-    is_device = (metric_names == DEVICE_NAME_METRIC).to_numpy()
-    values, odd = parse_numbers(table.column(value_column))
-    factors, unknown_units = unit_factors(table.column("Metric Unit"))
-    values = values * factors
-    metric_codes, metric_index = pd.factorize(metric_names.where(~is_device & (metric_names != ""), pd.NA),
-                                              sort=False)
+    metric_index = batches.metric_names
     matrix = np.full((n, len(metric_index)), np.nan)
-    rows = ~is_device & (metric_codes >= 0)
-    matrix[launch_codes[rows], metric_codes[rows]] = values[rows]
+    if parts.keys:
+        rows = np.searchsorted(launch_keys, np.concatenate(parts.keys))
+        matrix[rows, np.concatenate(parts.codes)] = np.concatenate(parts.values)
 
-    identity_columns = {c: table.column(c).take(pa.array(first_row)) for c in table.column_names
-                        if c not in {"Metric Name", "Metric Unit", value_column}}
-    identity = identity_frame(identity_columns, str(path))
-    identity["launch_id"] = launch_ids
-    identity["device_name"] = _device_names(launch_codes, is_device, table.column(value_column), n)
+    identity = identity_frame(identity_columns, str(start.path))
+    identity["launch_id"] = np.arange(n, dtype=np.int64) if summary else launch_keys
+    identity["device_name"] = _device_names(parts, launch_keys, n)
     launches = np.ones(n, dtype=np.int64)
     if summary:
         invocations = pd.to_numeric(decode_column(identity_columns["Invocations"]).str.replace(",", ""),
-                                    errors="coerce").fillna(1).astype(np.int64).to_numpy()
-        launches = np.maximum(invocations, 1)
+                                    errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+        invocations = np.where(np.isfinite(invocations) & (invocations >= 1) & (invocations < 2 ** 62),
+                               invocations, 1)
+        launches = invocations.astype(np.int64)
         for j, name in enumerate(metric_index):
             if is_extensive(name):
-                matrix[:, j] *= launches  # totals over all invocations = Average x Invocations
+                with np.errstate(over="ignore"):
+                    matrix[:, j] *= launches  # totals over all invocations = Average x Invocations
+        matrix[np.isinf(matrix)] = np.nan  # beyond float64: no total to report
     identity["launches"] = launches
-    text_rows = is_device | (metric_names == "").to_numpy()  # string values and blanked rows are not numbers
-    identity["reader_notes"] = _notes(launch_codes, metric_names, table, odd & ~text_rows,
-                                      np.isnan(factors) & ~text_rows, unknown_units, n)
+    identity["reader_notes"] = _notes(parts, launch_keys, n)
     metrics = {name: matrix[:, j] for j, name in enumerate(metric_index)}
     return finish_launch_table(identity, metrics, n)
 
 
-def _device_names(launch_codes: np.ndarray, is_device: np.ndarray, values: pa.Array, n: int) -> pd.Series:
-    names = pd.Series(pd.NA, index=range(n), dtype="string")
-    if is_device.any():
-        text = decode_column(values.filter(pa.array(is_device)))
-        names.iloc[launch_codes[is_device]] = text.str.strip('"').to_numpy()
-    return names
+def _device_names(parts: _Parts, launch_keys: np.ndarray, n: int):
+    """Per launch, the value of its device__attribute_display_name row (null where it has none)."""
+    if not parts.device_keys:
+        return None
+    names = decode_values(pa.chunked_array(parts.device_names, pa.binary()), unquote=True)
+    row = np.full(n, -1, dtype=np.int64)
+    row[np.searchsorted(launch_keys, np.concatenate(parts.device_keys))] = np.arange(len(names))
+    return names.take(row, allow_fill=True)
 
 
-def _notes(launch_codes: np.ndarray, metric_names: pd.Series, table: pa.Table, odd: np.ndarray,
-           bad_unit: np.ndarray, unknown_units: list[str], n: int) -> pd.Series:
+def _notes(parts: _Parts, launch_keys: np.ndarray, n: int) -> pd.Series:
     """Per launch, what the reader could not read: non-numeric values and units it does not understand."""
     notes = pd.Series("", index=range(n), dtype="object")
-    problem = odd | bad_unit
-    if not problem.any():
+    if not parts.problems:
         return notes
-    frame = pd.DataFrame({"launch": launch_codes[problem], "metric": metric_names[problem].to_numpy(),
-                          "unit": decode_column(table.column("Metric Unit").filter(pa.array(problem))).to_numpy(),
-                          "bad_unit": bad_unit[problem]})
-    frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"] + "' of " + frame["metric"] + " not understood",
-                             "value of " + frame["metric"] + " is not a number")
-    joined = frame.groupby("launch")["text"].agg("; ".join)
+    frame = pd.concat(parts.problems, ignore_index=True)
+    frame["launch"] = np.searchsorted(launch_keys, frame["launch"].to_numpy())
+    frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"].map(printable) + "' of " + frame["metric"]
+                             + " not understood", "value of " + frame["metric"] + " is not a number")
+    joined = frame.groupby("launch", sort=True)["text"].agg("; ".join)
     notes.iloc[joined.index.to_numpy()] = joined.to_numpy()
     return notes
 
 
 def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return printable(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__

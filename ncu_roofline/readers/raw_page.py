@@ -3,10 +3,15 @@
 The header names identity columns then metrics (1,500+ with the full set, some section-qualified such as
 `SM.TriageA.sm__cycles_active.avg`); the next row is a units row unless `--print-units base` was used. Only the
 columns the caller wants are read, so memory follows the metrics used, not the file's width.
+
+Every launch row is read or the file is refused: a row that starts with a launch ID but has another number of
+fields than the header, or a launch ID on two rows, is a damaged table, never a row to drop quietly.
 """
 
 from __future__ import annotations
 
+import csv
+import re
 from typing import Callable
 
 import numpy as np
@@ -17,9 +22,12 @@ import pyarrow.csv as pacsv
 from ..errors import InputError
 from ..launch_table import finish_launch_table
 from ..units import default_unit, unit_factor
-from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, identity_frame, parse_numbers
-from .long_pages import BLOCK_SIZE, _first_line
-from .text import TableStart
+from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, \
+    identity_frame, parse_numbers
+from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line
+from .text import TableStart, check_last_row, open_table, printable
+
+_LAUNCH_ID_RE = re.compile(r"^\s*[+-]?\d[\d,]*\s*$")
 
 
 def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
@@ -32,20 +40,26 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     device_col = [DEVICE_NAME_METRIC] if DEVICE_NAME_METRIC in header else []
     needed = list(dict.fromkeys(identity_cols + metric_cols + device_col))
     units = _units_row(start, header)
+    check_last_row(start, len(header))
 
-    bad_rows = 0
+    damaged: list[tuple[str, int]] = []
 
     def on_invalid(row: pacsv.InvalidRow) -> str:
-        nonlocal bad_rows
-        bad_rows += 1
+        # A row of another width cannot be matched to the header. One that starts with a launch ID is a damaged
+        # launch row (refused below, never dropped quietly); anything else is text that is not part of the table.
+        try:
+            first = next(csv.reader([row.text]), [""])[0] if row.text else ""
+        except csv.Error:  # a field over the csv module's limit: the row may well be a launch's
+            first = row.text.split(",", 1)[0].strip('"')
+        if _LAUNCH_ID_RE.match(first):
+            damaged.append((first.strip(), row.actual_columns))
         return "skip"
 
     batches = []
-    with open(start.path, "rb") as handle:
-        handle.seek(start.offset)
+    with open_table(start) as stream:
         try:
             reader = pacsv.open_csv(
-                handle,
+                stream,
                 read_options=pacsv.ReadOptions(column_names=header, skip_rows=1 + (units is not None),
                                                block_size=BLOCK_SIZE),
                 parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
@@ -55,35 +69,49 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
             for batch in reader:
                 batches.append(batch)
                 if progress is not None:
-                    progress(handle.tell())
+                    progress(stream.tell())
         except pa.ArrowInvalid as exc:
             raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
+    if damaged:
+        launch, fields = damaged[0]
+        raise InputError(start.path, f"the row of launch {printable(launch)!r} has {fields} fields where the header "
+                                     f"has {len(header)}" + (f" ({len(damaged)} such rows)" if len(damaged) > 1
+                                                             else "") + ": the raw page is damaged")
     table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
     if table is None or table.num_rows == 0:
         raise InputError(start.path, "the raw page has a header but no launch rows")
-    if bad_rows and bad_rows * 2 > table.num_rows:
-        raise InputError(start.path, f"{bad_rows} rows do not have the header's {len(header)} columns "
-                                     "(truncated or not a raw page)")
 
-    ids = pd.to_numeric(decode_column(table.column("ID")), errors="coerce")
-    if ids.isna().any():
-        raise InputError(start.path, f"the ID column holds {decode_column(table.column('ID'))[ids.isna()].iloc[0]!r}, "
-                                     "not a launch number")
+    ids, _ = parse_numbers(table.column("ID").combine_chunks())
+    bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0)
+    if bad.any():
+        text = decode_column(table.column("ID"))[bad].iloc[0]
+        raise InputError(start.path, f"the ID column holds {printable(text)!r}, not a launch number")
+    launch_ids = ids.astype(np.int64)
+    unique, counts = np.unique(launch_ids, return_counts=True)
+    if (counts > 1).any():
+        repeated = unique[counts > 1]
+        raise InputError(start.path, f"launch ID {repeated[0]} is on {counts[counts > 1][0]} rows"
+                                     + (f" ({len(repeated)} IDs repeat)" if len(repeated) > 1 else "")
+                                     + ": a raw page has one row per launch")
     n = table.num_rows
     identity = identity_frame({c: table.column(c) for c in identity_cols}, str(start.path))
-    identity["launch_id"] = ids.astype(np.int64).to_numpy()
+    identity["launch_id"] = launch_ids
     if device_col:
-        identity["device_name"] = decode_column(table.column(DEVICE_NAME_METRIC)).replace("", pd.NA)
+        identity["device_name"] = decode_values(table.column(DEVICE_NAME_METRIC))
     metrics: dict[str, np.ndarray] = {}
     notes = pd.Series("", index=range(n), dtype="object")
     for name in metric_cols:
         values, odd = parse_numbers(table.column(name).combine_chunks())
-        factor = unit_factor(units.get(name, "") if units else default_unit(name))
+        unit = units.get(name, "") if units else default_unit(name)
+        factor = unit_factor(unit)
         if factor is None:
-            notes = _append(notes, np.ones(n, dtype=bool), f"unit '{units.get(name) if units else default_unit(name)}' of {name} not understood")
+            notes = _append(notes, np.ones(n, dtype=bool), f"unit '{printable(unit)}' of {name} not understood")
             values = np.full(n, np.nan)
         else:
-            values = values * factor
+            with np.errstate(over="ignore"):
+                values = values * factor
+            odd |= np.isinf(values)  # beyond float64 in base units
+            values[np.isinf(values)] = np.nan
         if odd.any():
             notes = _append(notes, odd, f"value of {name} is not a number")
         metrics[name] = values
@@ -99,16 +127,6 @@ def _units_row(start: TableStart, header: list[str]) -> dict[str, str] | None:
     if first and first[0].strip() == "" and len(first) == len(header):
         return {name: unit.strip() for name, unit in zip(header, first)}
     return None
-
-
-def _dedupe(header: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for name in header:
-        count = seen.get(name, 0)
-        seen[name] = count + 1
-        out.append(name if count == 0 else f"_dup{count}_{name}")
-    return out
 
 
 def _append(notes: pd.Series, mask: np.ndarray, text: str) -> pd.Series:

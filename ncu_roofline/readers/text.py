@@ -3,15 +3,21 @@
 ncu prints its table when the profiled process ends, so the file may start with `==PROF==` lines, the program's own
 output, a UTF-8 BOM, and use CRLF. The header is the first line that starts with `"ID",` (details and raw pages) or
 `"Process ID",` (`--print-summary per-kernel`). Anything else is explained, not guessed at.
+
+The readers stream the table from here through `open_table` (bytes that are not UTF-8 become U+FFFD, so a Latin-1
+kernel name cannot stop a read), and `check_last_row` tells a file cut off in the middle of a row from a whole one.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import InputError
 
@@ -20,6 +26,9 @@ _NVPROF_RE = re.compile(rb'^(\xef\xbb\xbf)?"(Device","Kernel","Invocations|Type"
                         re.MULTILINE)
 # How far into a file the header may sit (program output can be long); the table itself is streamed.
 _SCAN_BYTES = 64 * 1024 * 1024
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# How much of the file's end is read to tell a complete last row from one cut off mid-way.
+_TAIL_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,21 +48,120 @@ def locate_table(path: Path) -> TableStart:
         head = handle.read(_SCAN_BYTES)
     if not head.strip():
         raise InputError(path, "the file is empty")
-    match = _HEADER_RE.search(head)
-    if match is None:
+    first: tuple[int, list[str]] | None = None
+    # Program output may hold a line that starts like a header ("ID, name"): take the first that ncu could write.
+    for match in itertools.islice(_HEADER_RE.finditer(head), 50):
+        offset = match.start() + (3 if match.group(1) else 0)
+        header, rows = _sample(head, offset)
+        layout = _layout(header)
+        if layout is not None:
+            return TableStart(path, offset, header, layout, rows)
+        first = first or (offset, header)
+    if first is None:
         raise InputError(path, _explain_missing_table(head))
-    offset = match.start() + (3 if match.group(1) else 0)
+    offset, header = first
+    shown = printable(", ".join(h[:40] for h in header[:6]))
+    raise InputError(path, f"a table starts at byte {offset}, but its header ({shown}, ...) is not one that ncu writes")
+
+
+def _sample(head: bytes, offset: int) -> tuple[list[str], list[list[str]]]:
+    """The header and up to 200 rows after it, parsed; rows too odd for the csv module end the sample."""
     sample = head[offset:offset + 256 * 1024].decode("utf-8", errors="replace")
     lines = sample.splitlines()
     if len(lines) > 1 and offset + 256 * 1024 < len(head):
         lines = lines[:-1]  # the last line may be cut
-    rows = list(csv.reader(io.StringIO("\n".join(lines[:200]))))
+    rows: list[list[str]] = []
+    try:
+        for row in csv.reader(io.StringIO("\n".join(lines[:200]))):
+            rows.append(row)
+    except csv.Error:  # a field over the csv module's size limit: sniff from what was read before it
+        pass
     header = [cell.strip() for cell in rows[0]] if rows else []
-    layout = _layout(header)
-    if layout is None:
-        raise InputError(path, f"a table starts at byte {offset}, but its header ({', '.join(header[:6])}, ...) "
-                               "is not one that ncu writes")
-    return TableStart(path, offset, header, layout, rows[1:])
+    return header, rows[1:]
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """File text fit for a one-line message: control characters shown as `?`, long text cut."""
+    text = _CONTROL_RE.sub("?", text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def open_table(start: TableStart) -> "Utf8Stream":
+    """The file from its header on, as a stream the CSV parser can read whatever bytes the file holds."""
+    handle = open(start.path, "rb")
+    handle.seek(start.offset)
+    return Utf8Stream(handle)
+
+
+class Utf8Stream:
+    """A binary file read with bytes that are not UTF-8 replaced by U+FFFD.
+
+    pyarrow decodes a row it hands to an invalid-row handler as UTF-8 and fails the whole read when it cannot, so a
+    Latin-1 byte in a kernel name on a ragged details page would stop the analysis. ASCII blocks pass through as
+    they are; the rest goes through an incremental decoder, so a character split between two blocks stays whole.
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.raw.read(size)
+        if chunk.isascii() and not self._decoder.getstate()[0]:
+            return chunk
+        return self._decoder.decode(chunk, final=not chunk).encode("utf-8")
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        """Position in the file underneath (what progress reports)."""
+        return self.raw.tell()
+
+    @property
+    def closed(self) -> bool:
+        return self.raw.closed
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> "Utf8Stream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_last_row(start: TableStart, fields: int) -> None:
+    """Raise InputError when the file ends in the middle of a row (a cut-off copy, a killed ncu).
+
+    A last line without a line break is cut when it leaves a quote open or has fewer than `fields` fields (what a
+    row needs to be read); a complete row that merely lacks the final line break is fine.
+    """
+    size = start.path.stat().st_size
+    with open(start.path, "rb") as handle:
+        handle.seek(max(start.offset, size - _TAIL_BYTES))
+        tail = handle.read()
+    if not tail or tail.endswith((b"\n", b"\r")):
+        return
+    cut = max(tail.rfind(b"\n"), tail.rfind(b"\r"))
+    if cut < 0 and size - len(tail) == start.offset:
+        raise InputError(start.path, "the ncu table has a header but no rows (the file ends on the header line; "
+                                     "was it cut off?)")
+    line = tail[cut + 1:].decode("utf-8", errors="replace")
+    if line.count('"') % 2:
+        raise InputError(start.path, "the file ends in the middle of a row (an unclosed quote on the last line): "
+                                     "it was cut off; export it again")
+    try:
+        got = len(next(csv.reader([line]), []))
+    except csv.Error:
+        got = 0
+    if got < fields:
+        raise InputError(start.path, f"the file ends in the middle of a row (the last line has {got} of the {fields} "
+                                     "fields a row needs): it was cut off; export it again")
 
 
 def _layout(header: list[str]) -> str | None:
@@ -68,6 +176,9 @@ def _layout(header: list[str]) -> str | None:
 
 
 def _explain_missing_table(head: bytes) -> str:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b'"\x00I\x00D\x00"\x00,' in head[:1 << 20]:
+        return ("this is UTF-16 text (what Windows PowerShell's > writes), not UTF-8: let ncu write the file "
+                "(ncu --csv --log-file run.csv ...) or save it as UTF-8")
     if _NVPROF_RE.search(head):
         return "this is an nvprof export, which ncu-roofline does not support (profile with Nsight Compute: ncu --csv)"
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -75,7 +186,7 @@ def _explain_missing_table(head: bytes) -> str:
     errors = [line for line in lines if line.startswith("==ERROR==")]
     prof = [line for line in lines if line.startswith("==PROF==") or line.startswith("==WARNING==")]
     if errors:
-        return f"no kernels were profiled; ncu said: {errors[0]}"
+        return f"no kernels were profiled; ncu said: {printable(errors[0])}"
     if prof:
         return "no kernels were profiled: the file holds only ncu's ==PROF== messages and no table"
     if head.startswith(b"NVR\x00"):

@@ -12,16 +12,31 @@ from pathlib import Path
 from ..errors import InputError
 
 
+# What `analyze -o DIR` and `compare -o DIR` may write into DIR (render/outputs.py, render/compare_outputs.py): an
+# input of one of these names there is refused before anything is written.
+OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
+                "roofline.png", "compare.parquet", "compare.json", "compare.vl.json", "compare.html")
+
+
 def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
-    """Create `outdir` or fail with one line; refuse an output folder that is an input file."""
+    """Create `outdir` or fail with one line; refuse an output folder that is an input file, or one where an output
+    would replace an input (checked before anything is written, so a refused run changes nothing)."""
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise InputError(outdir, "the output path exists and is not a folder") from None
+        if outdir.exists() and not outdir.is_dir():
+            raise InputError(outdir, "the output path exists and is not a folder") from None
+        raise InputError(outdir, "cannot create the output folder: part of the path is a file, not a folder") \
+            from None
     except OSError as exc:
         raise InputError(outdir, f"cannot create the output folder: {exc.strerror or exc}") from None
     if not os.access(outdir, os.W_OK | os.X_OK):
         raise InputError(outdir, "the output folder is not writable")
+    resolved = {Path(p).resolve() for p in inputs}
+    for name in OUTPUT_NAMES:
+        if (outdir / name).resolve() in resolved:
+            raise InputError(outdir / name, f"refusing to write {name} over an input file of the same name; "
+                                            "choose another -o folder")
     return outdir
 
 
