@@ -82,7 +82,8 @@ def analyze(
             from .render.markdown import analysis_markdown
             from .render.files import write_atomic
 
-            write_atomic(summary_md, analysis_markdown(result, top=rows or 10).encode(), inputs=[])
+            write_atomic(summary_md, analysis_markdown(result, top=rows or 10).encode(),
+                         inputs=[Path(f.path) for f in result.inputs])
         if json_out is not None:
             from .render.jsonout import analysis_json
 
@@ -92,7 +93,7 @@ def analyze(
             else:
                 from .render.files import write_atomic
 
-                write_atomic(json_out, text.encode(), inputs=[])
+                write_atomic(json_out, text.encode(), inputs=[Path(f.path) for f in result.inputs])
         if rows and str(json_out) != "-":
             n_launches = int(result.launches["launches"].sum()) if len(result.launches) else 0
             print_summary(result.kernels, top=rows, console=stdout,
@@ -144,14 +145,14 @@ def compare(
         if summary_md is not None:
             from .render.compare_markdown import comparison_markdown
 
-            write_atomic(summary_md, comparison_markdown(result, top=rows or 10).encode(), inputs=[])
+            write_atomic(summary_md, comparison_markdown(result, top=rows or 10).encode(), inputs=_inputs(result))
         if json_out is not None:
             from .render.compare_json import comparison_json
 
             if str(json_out) == "-":
                 sys.stdout.write(comparison_json(result))
             else:
-                write_atomic(json_out, comparison_json(result).encode(), inputs=[])
+                write_atomic(json_out, comparison_json(result).encode(), inputs=_inputs(result))
         if str(json_out) != "-":
             print_comparison(result, top=rows, console=stdout)
             for path in written:
@@ -225,6 +226,11 @@ def _progress(inputs: list[Path]) -> Iterator[object]:
 
     with ReadProgress(inputs, stderr) as progress:
         yield progress
+
+
+def _inputs(comparison) -> list[Path]:
+    """Input files of both runs: summaries must never be written over them."""
+    return [Path(f.path) for f in (*comparison.base.inputs, *comparison.head.inputs)]
 
 
 def main() -> None:

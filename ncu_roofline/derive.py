@@ -119,7 +119,7 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
     # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0.
     derived["flop_total"] = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
     notes.add(partial & (known_sum > 0), "flop_total_lower_bound")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
             ai = derived["flop_total"].to_numpy() / derived[f"bytes_{level}"].to_numpy()
             derived[f"ai_{level}"] = np.where(np.isfinite(ai), ai, np.nan)

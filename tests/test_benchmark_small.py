@@ -1,0 +1,68 @@
+"""The scale benchmark, small enough for CI: `ncu-roofline analyze` on generated exports at two sizes, 4x apart.
+
+Absolute times depend on the machine, so only shapes are checked, loosely: 4x the launches takes less than 8x the
+time (linear with room for noise, far from quadratic), and memory grows with the file by at most 1.5x what the file
+grew (DESIGN §5: memory follows the metrics used, not the file's text). benchmarks/run.py measures the real sizes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load("run")
+generate = _load("generate")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("bench")
+
+
+@pytest.mark.skipif(not hasattr(os, "wait4"), reason="per-process peak memory needs os.wait4")
+@pytest.mark.parametrize("page,small", [("details", 2_500), ("raw", 2_000)])
+def test_time_is_linear_and_memory_follows_the_file(workdir, page, small):
+    runs = []
+    for launches in (small, 4 * small):
+        path = workdir / f"{page}_{launches}.csv"
+        if page == "details":
+            generate.generate_details(path, launches, kernels=50, seed=1)
+        else:
+            generate.generate_raw(path, launches, kernels=50, seed=1)
+        m = bench.measure(bench.analyze_command(path, workdir / f"out_{page}_{launches}"), timeout_s=300)
+        assert m.returncode == 0, m.stderr
+        runs.append((path.stat().st_size, m))
+    (small_bytes, small_run), (large_bytes, large_run) = runs
+    assert large_run.seconds < 8 * small_run.seconds, (small_run.seconds, large_run.seconds)
+    grown = large_run.peak_rss_bytes - small_run.peak_rss_bytes
+    assert grown < 1.5 * (large_bytes - small_bytes), (small_run.peak_rss_bytes, large_run.peak_rss_bytes, large_bytes)
+    # and in absolute terms, with the interpreter, pandas, pyarrow and the chart renderer counted in
+    assert large_run.peak_rss_bytes < 1.5 * large_bytes + 1.5e9
+
+
+def test_generated_pages_are_what_the_reader_expects(workdir):
+    """The generator writes what ncu writes: every launch is read, with the roofline metrics and nothing else."""
+    from ncu_roofline import analyze
+
+    details = generate.generate_details(workdir / "d.csv", 30, kernels=5, seed=2)
+    raw = generate.generate_raw(workdir / "r.csv", 30, kernels=5, seed=2, columns=300)
+    for path in (details, raw):
+        result = analyze(path)
+        assert sorted(result.launches["launch_id"]) == list(range(30))
+        assert result.launches["time_s"].notna().all() and (result.launches["flop_fp32"] > 0).all()
+        assert (result.launches["device_name"] == generate.DEVICE).all()
+        assert result.launches["kernel_name"].str.len().min() >= 100
