@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 
 class ReadProgress:
@@ -37,8 +37,12 @@ class ReadProgress:
         if self._progress is None:
             if time.monotonic() - self._start < self._delay_s:
                 return
-            self._progress = Progress("reading", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                      TimeRemainingColumn(),
                                       console=self._console, transient=True)
-            self._task = self._progress.add_task("read", total=self._total)
+            self._task = self._progress.add_task("reading", total=self._total)
             self._progress.start()
-        self._progress.update(self._task, completed=min(self._done_files + position, self._total))
+        done = min(self._done_files + position, self._total)
+        # Reading is most of the wait, but not all: say so once the bytes are in.
+        label = "analysing" if done >= self._total else "reading"
+        self._progress.update(self._task, completed=done, description=label)
