@@ -6,6 +6,7 @@ then rank. The CLI, notebooks and CI steps all go through here.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
             raise InputError(None, f"no launch has an NVTX range matching --nvtx-include {nvtx_include!r}")
     options = _ceiling_options(gpu, ceilings, clock)
     launches = evaluate(raw, catalogue, options)
-    _refuse_without_roofline_metrics(launches, raw, catalogue)
+    _refuse_without_roofline_metrics(raw, catalogue)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
@@ -152,24 +153,34 @@ def _ceiling_options(gpu: str | None, ceilings: str | Path | None, clock: str) -
     return CeilingOptions(gpu=gpu, clock=clock)
 
 
-def _refuse_without_roofline_metrics(launches: pd.DataFrame, raw: pd.DataFrame, catalogue: Catalogue) -> None:
-    """A CSV export with no work and no traffic counter at all cannot give a roofline: say what to collect.
+def _refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue) -> None:
+    """A CSV export that holds no work or traffic counter at all cannot give a roofline: say what to collect.
 
-    Binary reports load anyway (every launch says what is missing), since they hold everything else ncu showed.
+    One counter is enough to be analysed (a part of a metric-split capture, say): its launches then name what else
+    is missing. Binary reports always load, since they hold everything else ncu showed.
     """
     quantities = [f"flop_{p}" for p in PRECISIONS] + [f"bytes_{lv}" for lv in LEVELS]
-    has_any = launches[quantities].notna().any(axis=1)
-    for source, rows in launches.groupby("source_file", sort=True):
-        if not has_any[rows.index].any() and not _is_report(source):
-            from .collect import metrics_flag
+    counters = {d.expr for q in quantities for d in catalogue.definitions(q)}
+    for source, rows in raw.groupby("source_file", sort=True):
+        present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
+                         and rows[c].notna().any())
+        if _is_report(source) or any(_reads(expr, name) for expr in counters for name in present):
+            continue
+        from .collect import metrics_flag
 
-            present = sorted(c for c in raw.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
-                             and raw.loc[raw["source_file"] == source, c].notna().any())
-            held = f"it holds only {', '.join(present)}" if present else "it holds none of the metrics used"
-            ccs = rows["compute_capability"].dropna().unique()
-            cc = float(ccs[0]) if len(ccs) == 1 else None
-            raise InputError(source, f"no roofline metrics: the FLOP and byte counters are missing ({held}); "
-                                     f"collect them with: ncu {metrics_flag(catalogue, cc)} --csv --page raw ...")
+        held = f"it holds only {', '.join(present)}" if present else "it holds none of the metrics used"
+        ccs = rows["compute_capability"].dropna().unique()
+        cc = float(ccs[0]) if len(ccs) == 1 else None
+        raise InputError(source, f"no roofline metrics: the FLOP and byte counters are missing ({held}); "
+                                 f"collect them with: ncu {metrics_flag(catalogue, cc)} --csv --page raw ...")
+
+
+def _reads(expr, name: str) -> bool:
+    """Whether `expr` counts work or traffic with metric `name` (time and clock inputs do not count)."""
+    if name.startswith("gpu__time_") or name.endswith("__cycles_elapsed.avg.per_second") \
+            or name.endswith("__cycles_elapsed.avg"):
+        return False
+    return name in expr.names or any(fnmatch.fnmatchcase(name, glob) for glob in expr.globs)
 
 
 def _is_report(source: str) -> bool:

@@ -23,6 +23,11 @@ ROOFLINE_EXPORTS = {
     "llm-perf-opt/kernel_0001.ncu.details.csv", "llm-perf-opt/kernel_0001.ncu.metrics.csv",
     "nersc-gpp/output.csv", "nersc-gpp/output1.csv", "nersc-gpp/output2.csv", "nersc-gpp/output3.csv",
     "nersc-gpp/output4.csv",
+} | {  # the parts of the metric-split TensorFlow capture that hold a FLOP, tensor or byte counter
+    f"DeepLearningProfiling/climate-seg-TF-fp16-batch2-fw-amp/out.fp16.lag1.train.{metric}.txt"
+    for metric in ("dram__bytes.sum", "l1tex__t_bytes.sum", "lts__t_bytes.sum", "sm__inst_executed_pipe_tensor.sum",
+                   *(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
+                     for op in ("fadd", "ffma", "fmul", "hadd", "hfma", "hmul")))
 }
 
 
