@@ -66,3 +66,17 @@ def test_generated_pages_are_what_the_reader_expects(workdir):
         assert result.launches["time_s"].notna().all() and (result.launches["flop_fp32"] > 0).all()
         assert (result.launches["device_name"] == generate.DEVICE).all()
         assert result.launches["kernel_name"].str.len().min() >= 100
+
+
+def test_the_chart_aggregates_before_it_draws(workdir):
+    """4x the launches of the same 50 kernels give the same chart: kernels are drawn, not launches."""
+    sizes = []
+    for launches in (500, 2_000):
+        path = workdir / f"chart_{launches}.csv"
+        generate.generate_details(path, launches, kernels=50, seed=2)
+        out = workdir / f"chart_out_{launches}"
+        m = bench.measure(bench.analyze_command(path, out), timeout_s=300)
+        assert m.returncode == 0, m.stderr
+        sizes.append((out / "roofline.vl.json").stat().st_size)
+    # the same kernels at the top, different numbers: sizes differ only by a few digits per value
+    assert abs(sizes[1] - sizes[0]) < 0.05 * sizes[0], sizes
