@@ -22,7 +22,7 @@ from .errors import InputError
 from .group import filter_nvtx, group_keys, group_launches
 from .launch_table import IDENTITY_COLUMNS
 from .rank import rank_kernels, speed_of_light
-from .readers import NCU_REP_MAGIC, expand_paths, read_inputs
+from .readers import expand_paths, looks_like_ncu_rep, read_inputs
 from .status import StatusNotes
 
 SCHEMA_VERSION = "1"
@@ -188,7 +188,7 @@ def _is_report(source: str) -> bool:
     if not path.is_file():
         return False  # a merged capture's name: parts of a CSV capture
     with open(path, "rb") as handle:
-        return handle.read(4) == NCU_REP_MAGIC
+        return looks_like_ncu_rep(handle.read(4))
 
 
 def _start_hashing(files: list[Path]) -> Callable[[], list[InputFile]]:

@@ -17,8 +17,8 @@ import pandas as pd
 from ..errors import InputError
 from ..launch_table import IDENTITY_COLUMNS, metric_columns
 from .csv_export import read_csv_export
+from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
 
-NCU_REP_MAGIC = b"NVR\x00"
 _SUFFIXES = (".csv", ".txt", ".ncu-rep", ".ncu-repz", ".nsight-cuprof-report")
 
 
@@ -54,8 +54,9 @@ def read_file(path: Path, wanted: Callable[[str], bool],
             head = handle.read(4)
     except OSError as exc:
         raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
-    if head.startswith(NCU_REP_MAGIC) or head.startswith(b"PK") or head.startswith(b"\x1f\x8b"):
-        from .ncu_rep import read_ncu_rep  # optional dependency, imported only when needed
+    # zip and gzip are not ncu formats, but a file holding them is most likely a packed report: let the report
+    # reader say what it is not.
+    if looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b")):
         return read_ncu_rep(path, wanted=wanted)
     return read_csv_export(path, wanted, progress)
 
