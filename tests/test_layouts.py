@@ -178,3 +178,31 @@ def test_launch_with_missing_counters_keeps_its_row_and_names_them(tmp_path):
     row = launch(result, 2)
     assert math.isnan(row["bytes_dram"]) and math.isnan(row["ai_dram"])
     assert "missing bytes_dram (needs dram__bytes.sum)" in row["status"]
+
+
+def test_details_21_columns_with_body_item_label(tmp_path):
+    """2025 single-section exports add `Body Item Label` before `Metric Name`; metric ids are read as usual."""
+    header = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+              "Grid Size", "Device", "CC", "Section Name", "Body Item Label", "Metric Name", "Metric Unit",
+              "Metric Value", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
+              "Estimated Speedup"]
+    identity = ["0", "1", "app", "host", "k(float *)", "1", "7", "(128, 1, 1)", "(64, 1, 1)", "0", "9.0", "SOL"]
+    metrics = [("gpu__time_duration.sum", "us", "2.00"), ("dram__bytes.sum", "Mbyte", "1.5"),
+               ("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst", "1,000"),
+               ("sm__sass_thread_inst_executed_op_fmul_pred_on.sum", "inst", "0"),
+               ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst", "2,000")]
+    quote = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
+    lines = [quote(header)] + [quote(identity + ["Achieved Value", *m]) + "," for m in metrics]
+    path = tmp_path / "section_21.csv"
+    path.write_text("\n".join(lines) + "\n")
+    row = launch(analyze(path), 0)
+    assert row["time_s"] == approx(2.00e-6)
+    assert row["bytes_dram"] == approx(1.5e6)
+    assert row["flop_fp32"] == approx(1_000 + 0 + 2 * 2_000)
+
+
+def test_details_with_display_labels_only_is_refused_with_what_to_collect():
+    from ncu_roofline import InputError
+
+    with pytest.raises(InputError, match="no roofline metrics"):
+        analyze(FIXTURES / "details_section_labels.csv")
