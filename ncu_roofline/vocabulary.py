@@ -1,0 +1,109 @@
+"""The one place where levels, precisions, roof terms and result columns are spelled.
+
+Every layer imports its names from here: readers never need them, derive/ceilings/rank build their columns from
+them, renderers label with `DISPLAY`. Adding a memory level or a tensor input type is a change here (and in
+`metrics/`), not a hunt through the modules.
+
+Column names carry their unit: `flop_<precision>` (FLOP), `bytes_<level>` (bytes), `ai_<level>` (FLOP/byte),
+`peak_flop_per_s_<precision>` (FLOP/s), `peak_bytes_per_s_<level>` (bytes/s), `time_s` (seconds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Compute precisions of the non-tensor pipes, then the tensor pipe as a whole.
+PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "fp16", "tensor")
+# Tensor input types Nsight Compute draws a roof for ("fp16" covers FP16 and BF16); dense, never sparse.
+TENSOR_TYPES: tuple[str, ...] = ("tf32", "fp16", "fp8", "int8", "fp4", "fp64")
+# Memory levels, farthest from the cores first.
+LEVELS: tuple[str, ...] = ("dram", "l2", "l1")
+
+
+def flop_column(precision: str) -> str:
+    return f"flop_{precision}"
+
+
+def tensor_flop_column(tensor_type: str) -> str:
+    return f"flop_tensor_{tensor_type}"
+
+
+def bytes_column(level: str) -> str:
+    return f"bytes_{level}"
+
+
+def ai_column(level: str) -> str:
+    return f"ai_{level}"
+
+
+def def_column(quantity: str) -> str:
+    """Which catalogue definition produced `quantity` (`def_bytes_l2 = "lts__t_bytes"`)."""
+    return f"def_{quantity}"
+
+
+def peak_flop_column(precision: str) -> str:
+    return f"peak_flop_per_s_{precision}"
+
+
+def tensor_peak_column(tensor_type: str) -> str:
+    return f"peak_flop_per_s_tensor_{tensor_type}"
+
+
+def peak_bytes_column(level: str) -> str:
+    return f"peak_bytes_per_s_{level}"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of the speed of light: an amount of work or traffic over its roof."""
+
+    key: str  # the `bound` value: "fp32", "tensor", "dram", ...
+    kind: str  # "compute" or "memory"
+    amount: str  # column of the amount (FLOP or bytes)
+    peak: str  # column of the roof (FLOP/s or bytes/s)
+    sm_clocked: bool  # the roof scales with the SM clock (DRAM has its own clock)
+
+
+COMPUTE_TERMS: tuple[Term, ...] = tuple(Term(p, "compute", flop_column(p), peak_flop_column(p), True)
+                                        for p in PRECISIONS)
+MEMORY_TERMS: tuple[Term, ...] = tuple(Term(lv, "memory", bytes_column(lv), peak_bytes_column(lv), lv != "dram")
+                                       for lv in LEVELS)
+TERMS: tuple[Term, ...] = (*COMPUTE_TERMS, *MEMORY_TERMS)
+TERM_BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
+TERM_BY_PEAK: dict[str, Term] = {t.peak: t for t in TERMS}
+
+WORK_COLUMNS: tuple[str, ...] = tuple(t.amount for t in COMPUTE_TERMS)
+TRAFFIC_COLUMNS: tuple[str, ...] = tuple(t.amount for t in MEMORY_TERMS)
+AI_COLUMNS: tuple[str, ...] = tuple(ai_column(lv) for lv in LEVELS)
+PEAK_COLUMNS: tuple[str, ...] = tuple(t.peak for t in TERMS)
+# Quantities the catalogue defines per launch, in derivation order.
+DERIVED_QUANTITIES: tuple[str, ...] = ("time_s", *WORK_COLUMNS, *TRAFFIC_COLUMNS)
+DEF_COLUMNS: tuple[str, ...] = tuple(def_column(q) for q in DERIVED_QUANTITIES)
+# Amounts that add up over launches: a group's value is the sum of its launches' values.
+EXTENSIVE_COLUMNS: tuple[str, ...] = ("time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, "t_sol_s",
+                                      "headroom_s")
+
+SOL_COLUMNS: tuple[str, ...] = ("t_sol_s", "bound", "roofline_fraction", "headroom_s")
+RESULT_COLUMNS: tuple[str, ...] = (
+    "time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, *AI_COLUMNS, "flop_per_s", *PEAK_COLUMNS,
+    "ceiling_source", *SOL_COLUMNS, *DEF_COLUMNS, "status",
+)
+LAUNCH_IDENTITY: tuple[str, ...] = (
+    "source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name", "device_name",
+    "compute_capability", "context", "stream", "grid", "block", "nvtx_range", "workload_type", "launches",
+)
+KERNEL_IDENTITY: tuple[str, ...] = ("kernel_name", "kernel_demangled", "grid", "block", "device_name",
+                                    "compute_capability", "nvtx_range", "launches", "source_files")
+
+# What a person reads: labels for terms in charts, tables and messages.
+DISPLAY: dict[str, str] = {
+    "fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor",
+    "dram": "DRAM", "l2": "L2", "l1": "L1",
+    **{f"tensor_{t}": f"Tensor {t.upper()}" for t in TENSOR_TYPES},
+}
+UNITS: dict[str, str] = {"compute": "FLOP/s", "memory": "B/s"}
+
+
+def display(key: str) -> str:
+    """'L2' for 'l2', 'Tensor' for 'tensor'; unknown keys as they are."""
+    return DISPLAY.get(key, key)
