@@ -196,6 +196,7 @@ class Definition:
 class Catalogue:
     quantities: dict[str, list[Definition]]
     sources: dict[str, str] = field(default_factory=dict)
+    timing: tuple[str, ...] = ()  # quantities that measure time or clocks ([timing] in the catalogue)
 
     def definitions(self, quantity: str) -> list[Definition]:
         return self.quantities.get(quantity, [])
@@ -208,6 +209,15 @@ class Catalogue:
             if definition.when is not None:
                 names.update(definition.when.names)
         return names
+
+    def counts_work(self, name: str, quantities: tuple[str, ...]) -> bool:
+        """Whether metric `name` is a work or traffic counter of one of `quantities`: read by one of their
+        definitions and not an input of a time or clock quantity (a duration alone gives no roofline)."""
+        timing = {n for q in self.timing for d in self.definitions(q) for n in d.expr.names}
+        if name in timing:
+            return False
+        return any(name in d.expr.names or any(fnmatch.fnmatchcase(name, g) for g in d.expr.globs)
+                   for q in quantities for d in self.definitions(q))
 
     def metric_globs(self) -> set[str]:
         return {g for d in self.all_definitions() for g in d.expr.globs}
@@ -250,6 +260,7 @@ def load_catalogue(path: Path | None = None) -> Catalogue:
 def _load(path: Path) -> Catalogue:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     sources = data.pop("sources", {})
+    timing = tuple(data.pop("timing", {}).get("quantities", ()))
     quantities: dict[str, list[Definition]] = {}
     for quantity, entries in data.items():
         defs = []
@@ -260,7 +271,7 @@ def _load(path: Path) -> Catalogue:
                 for_defs=tuple(entry.get("for_defs", ())),
             ))
         quantities[quantity] = defs
-    return Catalogue(quantities=quantities, sources=sources)
+    return Catalogue(quantities=quantities, sources=sources, timing=timing)
 
 
 # Catalogue is frozen but holds dicts; hash by identity so functools.cache can key on it.
