@@ -70,11 +70,34 @@ class Analysis:
                             clock=str(self.options.get("clock", "measured")),
                             inputs=[Path(f.path).name for f in self.inputs], top=top)
 
+    @property
+    def input_paths(self) -> list[Path]:
+        """The files read: outputs are never written over them."""
+        return [Path(f.path) for f in self.inputs]
+
+    @property
+    def launch_count(self) -> int:
+        """Launches in the run (a launch row of a merged capture may stand for several)."""
+        return int(self.launches["launches"].sum()) if len(self.launches) else 0
+
     def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 20) -> list[Path]:
         """Parquet tables and the chart into `outdir` (see render/)."""
         from .render.outputs import write_outputs
 
-        return write_outputs(self, Path(outdir), formats=formats, top=top)
+        return write_outputs(Path(outdir), launches=self.launches, kernels=self.kernels, metadata=self.metadata(),
+                             ctx=self.chart_context(top), inputs=self.input_paths, formats=formats)
+
+    def json(self, *, top: int | None = None) -> str:
+        """The JSON summary (docs/json-schema.md)."""
+        from .render.jsonout import analysis_json
+
+        return analysis_json(self.kernels, self.launches, self.metadata(), top=top)
+
+    def markdown(self, *, top: int = 10) -> str:
+        """The Markdown summary for CI step summaries and pull-request comments."""
+        from .render.markdown import analysis_markdown
+
+        return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top)
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,

@@ -80,11 +80,28 @@ class Comparison:
         meta["ncu_roofline.compare.gates"] = json.dumps([r.gate.text for r in self.gates])
         return meta
 
-    def write(self, outdir: str | Path, *, top: int = 20) -> list[Path]:
-        """`compare.parquet`, `compare.json`, `compare.vl.json` and `compare.html` into `outdir`."""
-        from .render.compare_outputs import write_comparison
+    def info(self) -> dict[str, object]:
+        """What renderers need besides the tables, as plain data: labels, both runs' metadata, options, warnings,
+        gate results, the verdict counts and the ceiling sources of both runs."""
+        sources: set[str] = set()
+        for run in (self.base, self.head):
+            if "ceiling_source" in run.kernels:
+                sources |= set(run.kernels["ceiling_source"].dropna().astype(str))
+        return {"labels": self.labels, "base_metadata": self.base.metadata(), "head_metadata": self.head.metadata(),
+                "metadata": self.metadata(), "options": self.options, "warnings": self.warnings,
+                "gates": self.gates, "passed": self.passed, "counts": self.counts(),
+                "ceiling_sources": sorted(sources)}
 
-        return write_comparison(self, Path(outdir), top=top)
+    @property
+    def input_paths(self) -> list[Path]:
+        """Input files of both runs: outputs must never be written over them."""
+        return [*self.base.input_paths, *self.head.input_paths]
+
+    def chart_context(self, top: int = 20):
+        """The head run's chart context, with the two runs' names as inputs."""
+        from dataclasses import replace
+
+        return replace(self.head.chart_context(top), inputs=[Path(label).name or label for label in self.labels])
 
 
 def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: Iterable[Gate | str] = (),
