@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from . import __version__
+from .version import __version__
 from .catalogue import Catalogue, load_catalogue
 from .ceilings import CeilingOptions, resolve_devices
 from .errors import InputError

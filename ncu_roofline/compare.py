@@ -24,8 +24,9 @@ import pandas as pd
 from .analysis import Analysis
 from .errors import InputError
 from .gates import Gate, GateResult, evaluate_gates, parse_gate
+from .vocabulary import AI_OFF_CHIP, def_quantity, is_def_column
 
-METRICS = ("time_s", "flop_total", "flop_per_s", "ai_dram", "t_sol_s", "roofline_fraction", "headroom_s")
+METRICS = ("time_s", "flop_total", "flop_per_s", AI_OFF_CHIP, "t_sol_s", "roofline_fraction", "headroom_s")
 TOTAL_METRICS = ("kernels", "launches", "time_s", "flop_total", "flop_per_s", "t_sol_s", "roofline_fraction",
                  "headroom_s")
 VERDICTS = ("regression", "improvement", "neutral", "added", "removed")
@@ -156,9 +157,9 @@ def comparability_warnings(base: Analysis, head: Analysis) -> list[str]:
         if b != h:
             lines.append(f"--{option} option differs: base {b!r}, head {h!r}")
     differ("ceiling source kind", _ceiling_kinds(base.kernels), _ceiling_kinds(head.kernels))
-    def_columns = sorted({c for c in (*base.launches.columns, *head.launches.columns) if c.startswith("def_")})
+    def_columns = sorted({c for c in (*base.launches.columns, *head.launches.columns) if is_def_column(c)})
     for column in def_columns:
-        differ(f"metric definition of {column.removeprefix('def_')}", _values(base.launches, column),
+        differ(f"metric definition of {def_quantity(column)}", _values(base.launches, column),
                _values(head.launches, column))
     # Cache and clock control change every time; readers that record them (a report's session settings) add
     # these columns, and a run compared against one without them is checked as far as it says.

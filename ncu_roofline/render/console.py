@@ -8,6 +8,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from ..vocabulary import TERMS, UNITS
 from .names import short_kernel_name
 
 
@@ -65,10 +66,7 @@ def gpu_table(rows: list[dict]) -> Table:
             return fmt_si(float(value), unit) if value is not None else "—"
 
         table.add_row(str(row.get("name")), str(row.get("compute_capability") or "—"),
-                      roof("peak_flop_per_s_fp64", "FLOP/s"), roof("peak_flop_per_s_fp32", "FLOP/s"),
-                      roof("peak_flop_per_s_fp16", "FLOP/s"), roof("peak_flop_per_s_tensor", "FLOP/s"),
-                      roof("peak_bytes_per_s_dram", "B/s"), roof("peak_bytes_per_s_l2", "B/s"),
-                      roof("peak_bytes_per_s_l1", "B/s"))
+                      *(roof(t.peak, UNITS[t.kind]) for t in TERMS))
     return table
 
 

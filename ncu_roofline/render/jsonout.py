@@ -8,9 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from ..vocabulary import AI_COLUMNS
+
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
-                 "flop_total", "flop_per_s", "ai_dram", "ai_l2", "ai_l1", "bound", "roofline_fraction", "t_sol_s",
+                 "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
                  "headroom_s", "ceiling_source", "status")
 
 
