@@ -49,6 +49,7 @@ from ..launch_table import finish_launch_table
 from .ncu_import import MISSING_WHEEL, read_with_ncu_import  # noqa: F401 (re-exported)
 from .report_container import (ReportLayout, _one_line, _Result, looks_like_ncu_rep,  # noqa: F401
                                scan_report)
+from .columns import DEVICE_NAME_METRIC
 from .units import unit_factor
 
 PASCAL_REFUSED = "Pascal (CC 6.x) reports use pre-Volta metric names that ncu-roofline does not support"
@@ -382,7 +383,7 @@ def _build(module, path: Path, layout: ReportLayout, actions: list, wanted, prog
         identity["kernel_demangled"].append(display)
         identity["process_id"].append(pid if pid is not None else pd.NA)
         identity["process_name"].append(os.path.basename(exe[1]) if exe and exe[1] else pd.NA)
-        identity["device_name"].append(_string(action, "device__attribute_display_name") or pd.NA)
+        identity["device_name"].append(_string(action, DEVICE_NAME_METRIC) or pd.NA)
         identity["compute_capability"].append(
             float(f"{int(major)}.{int(minor or 0)}") if major is not None else pd.NA)
         for column, metric in (("context", "launch__context_id"), ("stream", "launch__stream_id")):

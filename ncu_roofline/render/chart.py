@@ -24,6 +24,7 @@ import pandas as pd
 from .files import write_atomic
 from ..vocabulary import DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, ai_column, display, flop_column
 from .names import short_kernel_name
+from .numbers import format_number, format_si  # noqa: F401 (format_si: re-exported)
 
 UNKNOWN_BOUND = "unknown"
 
@@ -74,35 +75,6 @@ class ChartData:
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
-
-_SI_PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-
-
-def format_si(value: float | None, unit: str) -> str:
-    """`value` with three significant digits and a decimal SI prefix: `format_si(1.56e12, "B/s")` → "1.56 TB/s".
-
-    One formatter for roof labels and tooltips, so a roof and a point that sit together read the same.
-    """
-    if value is None or not math.isfinite(value):
-        return "—"
-    if value == 0:
-        return f"0 {unit}"
-    rounded = float(f"{value:.3g}")  # round first, so 999.96e9 becomes 1.00 T rather than 1000 G
-    exponent = min(max(int(math.floor(math.log10(abs(rounded)) / 3) * 3), -12), 18)
-    mantissa = round(rounded / 10**exponent, 9)
-    decimals = max(0, 2 - int(math.floor(math.log10(abs(mantissa)))))
-    return f"{mantissa:.{decimals}f} {_SI_PREFIXES[exponent]}{unit}"
-
-
-def _format_number(value: float) -> str:
-    """Three significant digits, trailing zeros kept ("2.00", "0.500", "312"), like `format_si`."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    if value == 0 or not 1e-3 <= abs(value) < 1e4:
-        return f"{value:.3g}"
-    decimals = max(0, 2 - int(math.floor(math.log10(abs(value)))))
-    return f"{value:.{decimals}f}"
-
 
 def _format_percent(value: float) -> str:
     return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f} %"
@@ -237,7 +209,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
         "time": [format_si(v, "s") for v in kept["time_s"]],
         "share": [_format_percent(v) for v in kept["time_share"]],
         "performance": [format_si(v, "FLOP/s") for v in kept["flop_per_s"]],
-        **{ai_column(level): [_format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
+        **{ai_column(level): [format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
         "bound": bound,
         "fraction": [_format_percent(v) for v in kept["roofline_fraction"]],
         "headroom": [format_si(v, "s") for v in kept["headroom_s"]],

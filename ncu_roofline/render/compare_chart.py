@@ -17,9 +17,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, format_si, write_chart
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
 from ..vocabulary import AI_OFF_CHIP, LEVELS, PEAK_COLUMNS, ai_column
 from .names import short_kernel_name
+from .numbers import format_si
 
 CHART_STEM = "compare"
 VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",

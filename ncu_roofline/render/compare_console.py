@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .compare_markdown import change_text, launch_shape, signed_pct, signed_points, signed_si
-from .chart import format_si as fmt_si
+from .numbers import format_si as fmt_si
 from .names import short_kernel_name
 
 from ..gates import GateResult

@@ -11,8 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from .chart import format_si as fmt_si  # rounds before choosing a prefix: never '1e+03 ns'
-from .markdown import _cell, _pct
+from .numbers import cell as _cell
+from .numbers import format_si as fmt_si
+from .numbers import pct as _pct
 from .names import short_kernel_name
 
 from ..gates import GateResult

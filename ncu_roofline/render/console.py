@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 from rich.console import Console
@@ -10,18 +9,7 @@ from rich.table import Table
 
 from ..vocabulary import TERMS, UNITS
 from .names import short_kernel_name
-
-
-def fmt_si(value: float, unit: str) -> str:
-    """1.23e12 -> '1.23 T' + unit; '—' for unknown."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return "—"
-    value = float(f"{float(value):.3g}")  # round first, so the prefix follows the printed digits
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
-                           (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+from .numbers import format_si as fmt_si
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "") -> Table:

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .console import fmt_si
 from .names import short_kernel_name
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _pct(value: float) -> str:
-    return "—" if pd.isna(value) else f"{value:.1%}"
+from .numbers import cell as _cell
+from .numbers import format_si as fmt_si
+from .numbers import pct as _pct
 
 
 def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10) -> str:
