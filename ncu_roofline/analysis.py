@@ -18,7 +18,7 @@ from .catalogue import Catalogue, load_catalogue
 from .ceilings import CeilingOptions, resolve_devices
 from .errors import InputError
 from .group import filter_nvtx, group_keys, group_launches
-from .pipeline import COLLECT_HINT, evaluate, refuse_without_roofline_metrics  # noqa: F401 (re-exported)
+from .pipeline import evaluate, refuse_without_roofline_metrics
 from .rank import rank_kernels
 from .readers import expand_paths, read_inputs
 from .vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
