@@ -68,6 +68,11 @@ COMPUTE_TERMS: tuple[Term, ...] = tuple(Term(p, "compute", flop_column(p), peak_
                                         for p in PRECISIONS)
 MEMORY_TERMS: tuple[Term, ...] = tuple(Term(lv, "memory", bytes_column(lv), peak_bytes_column(lv), lv != "dram")
                                        for lv in LEVELS)
+# One compute term per tensor input type, for captures that split tensor work by type (`bound` = "tensor_fp16").
+TENSOR_TERMS: tuple[Term, ...] = tuple(Term(f"tensor_{t}", "compute", tensor_flop_column(t), tensor_peak_column(t), True)
+                                       for t in TENSOR_TYPES)
+TENSOR_PEAK_COLUMNS: tuple[str, ...] = tuple(t.peak for t in TENSOR_TERMS)
+TENSOR_FLOP_COLUMNS: tuple[str, ...] = tuple(t.amount for t in TENSOR_TERMS)
 TERMS: tuple[Term, ...] = (*COMPUTE_TERMS, *MEMORY_TERMS)
 TERM_BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
 TERM_BY_PEAK: dict[str, Term] = {t.peak: t for t in TERMS}
