@@ -32,6 +32,7 @@ class CeilingOptions:
     user_peaks: dict[str, float] | None = None
     user_source: str | None = None
     clock: str = "measured"  # or "max"
+    use_table: bool = True  # False: report and user roofs only (a ceilings template prefilled from a report)
 
 
 def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
@@ -98,6 +99,8 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
     n = len(raw)
     peaks = {c: np.full(n, np.nan) for c in PEAK_COLUMNS}
     labels = np.full(n, "", dtype=object)
+    if not options.use_table:
+        return peaks, labels
     if options.gpu:
         spec = match_gpu(options.gpu)  # an unknown --gpu is the user's error: InputError
         for column in PEAK_COLUMNS:
