@@ -24,6 +24,7 @@ from .launch_table import IDENTITY_COLUMNS
 from .rank import rank_kernels, speed_of_light
 from .readers import expand_paths, looks_like_ncu_rep, read_inputs
 from .status import StatusNotes
+from .vocabulary import TENSOR_FLOP_COLUMNS, TENSOR_PEAK_COLUMNS, def_column
 
 SCHEMA_VERSION = "1"
 COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
@@ -32,6 +33,8 @@ RESULT_COLUMNS = (
     "time_s", *[f"flop_{p}" for p in PRECISIONS], "flop_total", *[f"bytes_{lv}" for lv in LEVELS],
     *[f"ai_{lv}" for lv in LEVELS], "flop_per_s", *PEAK_COLUMNS, "ceiling_source",
     "t_sol_s", "bound", "roofline_fraction", "headroom_s", *[f"def_{q}" for q in DERIVED_QUANTITIES], "status",
+    # tensor work and roofs per input type, null where the capture does not split tensor work by type
+    *TENSOR_FLOP_COLUMNS, *TENSOR_PEAK_COLUMNS, *[def_column(q) for q in TENSOR_FLOP_COLUMNS],
 )
 LAUNCH_IDENTITY = ("source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name",
                    "device_name", "compute_capability", "context", "stream", "grid", "block", "nvtx_range",

@@ -19,11 +19,15 @@ from .catalogue import Catalogue, Columns, as_columns
 from .derive import LEVELS, PRECISIONS, pick_definition
 from .errors import InputError
 from .status import StatusNotes
+from .vocabulary import TENSOR_PEAK_COLUMNS, TENSOR_TERMS, TERM_BY_PEAK, tensor_peak_column
 
 PEAK_COLUMNS = tuple([f"peak_flop_per_s_{p}" for p in PRECISIONS] + [f"peak_bytes_per_s_{lv}" for lv in LEVELS])
+# The seven roofs, then one dense tensor roof per input type (used where the capture splits tensor work by type).
+ROOF_COLUMNS = (*PEAK_COLUMNS, *TENSOR_PEAK_COLUMNS)
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # Roofs that run on the SM clock (scaled by --clock max); DRAM has its own clock.
-_SM_CLOCKED = tuple(c for c in PEAK_COLUMNS if not c.endswith("dram"))
+_SM_CLOCKED = tuple(c for c in ROOF_COLUMNS if not c.endswith("dram"))
+_WORK_OF_ROOF = {**{t.peak: t.amount for t in TERM_BY_PEAK.values()}, **{t.peak: t.amount for t in TENSOR_TERMS}}
 
 
 @dataclass(frozen=True)
@@ -37,15 +41,16 @@ class CeilingOptions:
 
 def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
                     notes: StatusNotes) -> pd.DataFrame:
-    """Seven peak columns, `ceiling_source`, and status notes for roofs that stay unknown."""
+    """Seven peak columns and one per tensor input type, `ceiling_source`, and status notes for unknown roofs."""
     n = len(raw)
     columns = as_columns(raw)
     out: dict[str, np.ndarray] = {}
     source_parts: list[np.ndarray] = []
     scale = _clock_scale(columns, catalogue, options.clock, notes)
     table_peaks, table_label = _table_peaks(raw, options, notes)
-    for column in PEAK_COLUMNS:
-        quantity = _work_quantity(column)
+    user_peaks = _user_roofs(options.user_peaks)
+    for column in ROOF_COLUMNS:
+        quantity = _WORK_OF_ROOF[column]
         used = derived[f"def_{quantity}"]
         allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
                    for d in catalogue.definitions(column) if d.for_defs}
@@ -54,13 +59,15 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
             report = report * scale
         values = report.copy()
         origin = np.where(np.isnan(report), "", "report").astype(object)
-        if options.user_peaks and column in options.user_peaks:
-            values[:] = options.user_peaks[column]
+        if column in user_peaks:
+            values[:] = user_peaks[column]
             origin[:] = options.user_source or "user"
         from_table = np.isnan(values) & ~np.isnan(table_peaks[column])
         values[from_table] = table_peaks[column][from_table]
         origin[from_table] = table_label[from_table]
         out[column] = values
+        if column in TENSOR_PEAK_COLUMNS:  # a type's roof is cited only where the launch did work of that type
+            origin = np.where(derived[quantity].to_numpy(dtype="float64") > 0, origin, "").astype(object)
         source_parts.append(origin)
     integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
     if integrated.any():
@@ -72,9 +79,13 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     return frame
 
 
-def _work_quantity(peak_column: str) -> str:
-    suffix = peak_column.rsplit("_", 1)[1]
-    return f"flop_{suffix}" if "flop" in peak_column else f"bytes_{suffix}"
+def _user_roofs(user_peaks: dict[str, float] | None) -> dict[str, float]:
+    """The user's roofs; their `tensor` roof is by definition dense FP16 input, so it is the FP16 type's too."""
+    roofs = dict(user_peaks or {})
+    tensor_fp16 = tensor_peak_column("fp16")
+    if "peak_flop_per_s_tensor" in roofs and tensor_fp16 not in roofs:
+        roofs[tensor_fp16] = roofs["peak_flop_per_s_tensor"]
+    return roofs
 
 
 def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
@@ -94,17 +105,18 @@ def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNo
 def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
                  notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Per launch, the built-in table's roofs for its device (or for --gpu), and a label per launch."""
-    from .gpus import UnknownGpuError, is_mig, match_gpu  # the table is data; loaded on first use
+    from .gpus import UnknownGpuError, is_mig, match_gpu, tensor_type_peaks  # the table is data; loaded on first use
 
     n = len(raw)
-    peaks = {c: np.full(n, np.nan) for c in PEAK_COLUMNS}
+    peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
     labels = np.full(n, "", dtype=object)
     if not options.use_table:
         return peaks, labels
     if options.gpu:
         spec = match_gpu(options.gpu)  # an unknown --gpu is the user's error: InputError
-        for column in PEAK_COLUMNS:
-            peaks[column][:] = spec.peaks.get(column, np.nan)
+        roofs = {**spec.peaks, **tensor_type_peaks(spec)}
+        for column in ROOF_COLUMNS:
+            peaks[column][:] = roofs.get(column, np.nan)
         labels[:] = f"table:{spec.name}"
         return peaks, labels
     names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
@@ -123,8 +135,9 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         except InputError as exc:
             notes.add(rows, f"no table roofs: {exc.message}")
             continue
-        for column in PEAK_COLUMNS:
-            peaks[column][rows] = spec.peaks.get(column, np.nan)
+        roofs = {**spec.peaks, **tensor_type_peaks(spec)}
+        for column in ROOF_COLUMNS:
+            peaks[column][rows] = roofs.get(column, np.nan)
         labels[rows] = f"table:{spec.name}"
     return peaks, labels
 
