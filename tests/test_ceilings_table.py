@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 
 import numpy as np
@@ -19,7 +20,7 @@ from ncu_roofline.ridges import ridge_points
 from ncu_roofline.user_ceilings import load_user_ceilings
 from ncu_roofline.vocabulary import LEVELS, display, peak_bytes_column
 
-from conftest import FIXTURES, SAMPLES
+from conftest import FIXTURES
 
 SIX_ROOFS = ("peak_flop_per_s_fp64", "peak_flop_per_s_fp32", "peak_flop_per_s_fp16", "peak_bytes_per_s_dram",
              "peak_bytes_per_s_l2", "peak_bytes_per_s_l1")
@@ -33,6 +34,12 @@ def test_ceilings_json_has_no_null_among_the_six_roofs():
     assert len(rows) == len(load_gpu_table())
     missing = [(r["name"], k) for r in rows for k in SIX_ROOFS if r["peaks"][k] is None]
     assert missing == []
+
+
+def test_readme_gives_the_table_size_counted_from_the_data():
+    readme = (FIXTURES.parent / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"sourced table of (\d+)\s+GPUs", readme)
+    assert stated and int(stated.group(1)) == len(load_gpu_table())
 
 
 def test_h100_sxm_dense_tensor_roofs_per_type():
