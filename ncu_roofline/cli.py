@@ -21,6 +21,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 ceilings_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
                            help="The built-in GPU ceiling table.")
 app.add_typer(ceilings_app, name="ceilings")
+from .cli_model import ceilings_compare, model_app  # noqa: E402  (the analytic commands live in their own module)
+
+app.add_typer(model_app, name="model")
+ceilings_app.command("compare")(ceilings_compare)
 
 # Logs and pipes get a wide table instead of rich's 80-column default.
 stdout = Console(width=None if sys.stdout.isatty() else 160)
