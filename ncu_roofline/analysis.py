@@ -52,6 +52,9 @@ class Analysis:
     kernels: pd.DataFrame
     inputs: list[InputFile]
     options: dict[str, object] = field(default_factory=dict)
+    # `analyze --points`: the points on this run's roofs, and which kernel group (rank) each one names.
+    model_points: pd.DataFrame | None = None
+    model_pairs: pd.DataFrame | None = None
 
     def metadata(self) -> dict[str, str]:
         """File metadata for every artifact: deterministic (no timestamps)."""
@@ -70,7 +73,8 @@ class Analysis:
         """The hierarchical roofline as an Altair chart (notebooks display it as is)."""
         from .render.chart import roofline_chart
 
-        return roofline_chart(self.kernels, self.chart_context(top))
+        return roofline_chart(self.kernels, self.chart_context(top), model_points=self.model_points,
+                              model_pairs=self.model_pairs)
 
     def chart_context(self, top: int = 20):
         from .render.chart import ChartContext
@@ -91,10 +95,19 @@ class Analysis:
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
             clock: str = "measured", group_by_nvtx: bool = False, nvtx_include: str | None = None,
-            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None) -> Analysis:
-    """Analyse ncu exports or reports: one Analysis for all the inputs together."""
+            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
+            points: str | Path | None = None) -> Analysis:
+    """Analyse ncu exports or reports: one Analysis for all the inputs together.
+
+    `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
+    model columns (model/match.py)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    model_input = None
+    if points is not None:
+        from .model.points import read_points
+
+        model_input = read_points(points)  # a malformed points file fails before large inputs are read
     if clock not in {"measured", "max"}:
         raise InputError(None, f"--clock must be 'measured' or 'max', not {clock!r}")
     catalogue = catalogue or load_catalogue()
@@ -115,11 +128,20 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     identity = [c for c in ("kernel_name", "kernel_demangled", "grid", "block", "device_name", "compute_capability",
                             "nvtx_range", "launches", "source_files") if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    model_points = model_pairs = None
+    if model_input is not None:
+        from .model.match import match_pairs, model_columns, place_on_run
+
+        model_pairs = match_pairs(model_input, kernels)
+        kernels = model_columns(kernels, model_input, model_pairs)
+        model_points = place_on_run(model_input, kernels, model_pairs)
     return Analysis(
         launches=launch_table, kernels=kernels,
         inputs=digests(),
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
-                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
+                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include,
+                 **({"points": str(points)} if points is not None else {})},
+        model_points=model_points, model_pairs=model_pairs,
     )
 
 

@@ -68,6 +68,8 @@ def analyze(
     summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
+                                                                 "[, kernel regex]) drawn beside the kernels."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -78,7 +80,12 @@ def analyze(
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
-                                  nvtx_include=nvtx_include, progress=progress)
+                                  nvtx_include=nvtx_include, progress=progress, points=points)
+        if result.model_points is not None:
+            unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
+            if unmatched:
+                stderr.print(f"ncu-roofline: {len(unmatched)} point(s) match no kernel (drawn unjoined): "
+                             + ", ".join(unmatched), markup=False, highlight=False, soft_wrap=True)
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
@@ -102,6 +109,10 @@ def analyze(
             n_launches = int(result.launches["launches"].sum()) if len(result.launches) else 0
             print_summary(result.kernels, top=rows, console=stdout,
                           title=f"{len(result.kernels)} kernels, {n_launches} launches — top {min(rows, len(result.kernels))} by headroom")
+            if result.model_points is not None:
+                from .render.model_console import model_match_table
+
+                stdout.print(model_match_table(result.kernels, top=rows))
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
         if open_html:

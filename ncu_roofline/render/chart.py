@@ -207,7 +207,7 @@ def _positive(series: pd.Series) -> pd.Series:
     return np.isfinite(values) & (values > 0)
 
 
-def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
+def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | None = None) -> ChartData:
     """Trim the kernel table to what the chart shows and reshape it for the marks.
 
     Only the first `ctx.top` drawable kernels by rank go on the roofline; a kernel is drawable when it has FLOPs,
@@ -265,7 +265,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
     peaks = shared_peaks(table)
     compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}
     memory = {level: peaks[level] for level in LEVELS if level in peaks}
-    x_domain, y_domain = _domains(points, compute, memory)
+    x_domain, y_domain = _domains(points if extra is None else pd.concat([points, extra]), compute, memory)
     roofs, roof_labels = _roof_frames(compute, memory, x_domain, y_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
@@ -324,14 +324,16 @@ _TOOLTIP = [alt.Tooltip(field, type="quantitative" if field == "launches" else "
             for field, title in _TOOLTIP_FIELDS]
 
 
-def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext) -> alt.HConcatChart:
+def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
+                   model_pairs: pd.DataFrame | None = None) -> alt.HConcatChart:
     """The roofline (roofs, kernel points per memory level, labels) beside a headroom bar chart, linked by kernel.
 
     Parameters are named, not numbered, so the spec is the same on every call in a process (Altair numbers
     anonymous ones from a global counter). Three selections live on the points layer: `level` (bound to the
     legend), `kernel` (hover, shared with the bars) and `zoom` (interval bound to the scales).
     """
-    data = chart_data(kernels, ctx)
+    model = _drawable_model(model_points)
+    data = chart_data(kernels, ctx, None if model is None else model[["ai", "flop_per_s"]])
     level_pick = alt.selection_point(name="level", fields=["level"], bind="legend")
     kernel_pick = alt.selection_point(name="kernel", fields=["rank"], on="pointerover", clear="pointerout")
     zoom = alt.selection_interval(name="zoom", bind="scales")
@@ -382,7 +384,8 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext) -> alt.HConcatChart
         x=alt.X("label_x:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), text="label:N",
         opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.25)),
     )
-    roofline = alt.layer(roof_lines, roof_text_memory, roof_text_compute, joins, points, labels).properties(
+    extra = [] if model is None else model_layers(model, model_pairs, data.points, x_scale, y_scale)
+    roofline = alt.layer(roof_lines, roof_text_memory, roof_text_compute, joins, points, labels, *extra).properties(
         name="roofline", width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
     )
 
@@ -408,6 +411,49 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext) -> alt.HConcatChart
     ).properties(
         title=alt.TitleParams(f"Hierarchical roofline — {ctx.gpu}", subtitle=data.subtitle, anchor="start"),
     )
+
+
+# -------------------------------------------------------------------------------------------------- model points
+
+
+def _drawable_model(model_points: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Analytic points (`analyze --points`) that a log-log chart can show: positive intensity and attainable."""
+    if model_points is None or not len(model_points):
+        return None
+    frame = model_points.assign(flop_per_s=model_points["attainable_flop_per_s"])
+    frame = frame[_positive(frame["ai"]) & _positive(frame["flop_per_s"])]
+    return frame.reset_index() if len(frame) else None
+
+
+def model_layers(model: pd.DataFrame, pairs: pd.DataFrame | None, drawn: pd.DataFrame, x_scale: alt.Scale,
+                 y_scale: alt.Scale) -> list[alt.Chart]:
+    """Hollow markers at each point's (model AI, attainable FLOP/s) and a dashed segment to the DRAM point of
+    every drawn kernel group its `kernel` regex matched: the gap between the paper and the profile."""
+    dram = drawn[drawn["level"] == DISPLAY["dram"]][["rank", "ai", "flop_per_s"]]
+    ends = []
+    if pairs is not None and len(pairs):
+        joined = pairs.merge(model[["index", "ai", "flop_per_s"]], left_on="point", right_on="index").merge(
+            dram, on="rank", suffixes=("_model", "_kernel"))
+        for pair, row in enumerate(joined.itertuples(index=False)):
+            ends += [{"pair": pair, "ai": row.ai_model, "flop_per_s": row.flop_per_s_model},
+                     {"pair": pair, "ai": row.ai_kernel, "flop_per_s": row.flop_per_s_kernel}]
+    segments = alt.Chart(pd.DataFrame(ends, columns=["pair", "ai", "flop_per_s"])).mark_line(
+        clip=True, strokeWidth=1.2, strokeDash=[4, 3], color="#555555").encode(
+        x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), detail="pair:N")
+    shown = model.assign(ai_text=[_format_number(v) for v in model["ai"]],
+                         attainable=[format_si(v, "FLOP/s") for v in model["flop_per_s"]],
+                         bound_text=[DISPLAY.get(b, b) if isinstance(b, str) else UNKNOWN_BOUND
+                                     for b in model["bound"]])[
+        ["name", "ai", "flop_per_s", "ai_text", "attainable", "bound_text"]]
+    markers = alt.Chart(shown).mark_point(clip=True, filled=False, size=110, strokeWidth=2, color="#222222",
+                                          shape="diamond").encode(
+        x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale),
+        tooltip=[alt.Tooltip("name:N", title="model point"), alt.Tooltip("ai_text:N", title="model AI (FLOP/B)"),
+                 alt.Tooltip("attainable:N", title="attainable"), alt.Tooltip("bound_text:N", title="bound")])
+    names = alt.Chart(shown).mark_text(clip=True, align="right", baseline="middle", dx=-9, fontSize=9,
+                                       fontStyle="italic").encode(
+        x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), text="name:N")
+    return [segments, markers, names]
 
 
 # --------------------------------------------------------------------------------------------------------- files

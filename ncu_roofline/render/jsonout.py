@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
                  "flop_total", "flop_per_s", "ai_dram", "ai_l2", "ai_l1", "bound", "roofline_fraction", "t_sol_s",
-                 "headroom_s", "ceiling_source", "status")
+                 "headroom_s", "ceiling_source", "status",
+                 # present with `analyze --points` only
+                 "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points")
 
 
 def clean(value: Any) -> Any:

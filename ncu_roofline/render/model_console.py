@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ..vocabulary import display
 from .console import fmt_si
+from .names import short_kernel_name
 
 
 def _number(value: float | None, digits: str = ".4g") -> str:
@@ -38,4 +39,18 @@ def roofs_table(compare: pd.DataFrame) -> Table:
         unit = {"compute": "FLOP/s", "memory": "B/s"}.get(row["kind"])
         cells = [fmt_si(row[g], unit) if unit else _number(row[g], ".1f") for g in gpus]
         table.add_row(row["label"], *cells)
+    return table
+
+
+def model_match_table(kernels: pd.DataFrame, *, top: int = 10) -> Table:
+    """`analyze --points`: the kernel groups a point names, measured ÷ modelled (3.0 = three times the minimum)."""
+    table = Table(title="Model vs measurement (measured ÷ modelled)", header_style="bold")
+    for name in ("#", "kernel", "model points", "model AI", "AI DRAM", "FLOP ÷ model", "DRAM bytes ÷ model"):
+        table.add_column(name, justify="left" if name in ("kernel", "model points") else "right",
+                         no_wrap=name == "kernel", max_width=40 if name == "kernel" else None)
+    matched = kernels[kernels["model_points"].notna()].head(top)
+    for row in matched.itertuples(index=False):
+        table.add_row(str(row.rank), short_kernel_name(str(row.kernel_name)), str(row.model_points),
+                      _number(row.model_ai), _number(row.ai_dram), _number(row.flop_over_model, ".3g"),
+                      _number(row.dram_bytes_over_model, ".3g"))
     return table

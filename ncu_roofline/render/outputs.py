@@ -31,6 +31,7 @@ def write_outputs(analysis: "Analysis", outdir: Path, *, formats: Iterable[str] 
         from ..errors import InputError
 
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
-    chart = roofline_chart(analysis.kernels, analysis.chart_context(top))
+    chart = roofline_chart(analysis.kernels, analysis.chart_context(top), model_points=analysis.model_points,
+                           model_pairs=analysis.model_pairs)
     written += write_chart(chart, outdir, ["vl.json", "html", *extra])
     return written
