@@ -94,13 +94,15 @@ class Analysis:
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
-            clock: str = "measured", group_by_nvtx: bool = False, nvtx_include: str | None = None,
+            clock: str = "measured", group_by_nvtx: bool = False, group_by_op: bool = False,
+            nvtx_include: str | None = None,
             catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
             points: str | Path | None = None) -> Analysis:
     """Analyse ncu exports or reports: one Analysis for all the inputs together.
 
     `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
-    model columns (model/match.py)."""
+    model columns (model/match.py). `group_by_op`: kernel groups are PyTorch operators read from
+    `emit_nvtx()` ranges (torch_ranges.py), forward and backward apart."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     model_input = None
@@ -123,7 +125,12 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     _refuse_without_roofline_metrics(raw, catalogue)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
-    kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
+    if group_by_op:
+        from .torch_ranges import group_by_op as relabel_by_op
+
+        kernel_raw = group_launches(relabel_by_op(raw), group_keys(False))
+    else:
+        kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
     kernel_values = evaluate(kernel_raw, catalogue, options)
     identity = [c for c in ("kernel_name", "kernel_demangled", "grid", "block", "device_name", "compute_capability",
                             "nvtx_range", "launches", "source_files") if c in kernel_values]
@@ -140,6 +147,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         inputs=digests(),
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
                  "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include,
+                 **({"group_by_op": True} if group_by_op else {}),
                  **({"points": str(points)} if points is not None else {})},
         model_points=model_points, model_pairs=model_pairs,
     )

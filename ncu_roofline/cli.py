@@ -62,7 +62,8 @@ def analyze(
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
-    group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
+    group_by: str = typer.Option("kernel", "--group-by", help="'kernel', 'nvtx' (kernel within NVTX range) or "
+                                                              "'op' (PyTorch operator, from emit_nvtx ranges)."),
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
     summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
@@ -76,10 +77,11 @@ def analyze(
     from .render.console import print_summary
 
     with user_errors():
-        if group_by not in {"kernel", "nvtx"}:
-            raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+        if group_by not in {"kernel", "nvtx", "op"}:
+            raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
+                                  group_by_op=group_by == "op",
                                   nvtx_include=nvtx_include, progress=progress, points=points)
         if result.model_points is not None:
             unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
