@@ -185,3 +185,19 @@ def test_cli_ceilings_compare_json():
     assert gpus["NVIDIA A100-SXM4-80GB"]["peaks"]["peak_bytes_per_s_dram"] == 2039e9
     table = runner.invoke(app, ["ceilings", "compare", "H100 SXM", "H200"])
     assert table.exit_code == 0 and "295.3" in table.stdout and "206.1" in table.stdout
+
+
+def test_model_json_follows_the_documented_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "json-schema.md").read_text()
+    schema = json.loads(text.split("<!-- schema: model -->", 1)[1].split("```json", 1)[1].split("```", 1)[0])
+    result = runner.invoke(app, ["model", "conv2d", "--height", "256", "--width", "256", "--in-channels", "64",
+                                 "--out-channels", "128", "--gpu", "H100 SXM", "--gpu", "NVIDIA A100-SXM4-80GB",
+                                 "--dtype", "fp8", "--json", "-"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    jsonschema.Draft7Validator(schema).validate(payload)
+    a100 = payload["points"][1]
+    assert a100["bound"] is None and a100["status"] != "ok"  # no FP8 tensor roof on the A100

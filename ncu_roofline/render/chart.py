@@ -32,6 +32,8 @@ UNKNOWN_BOUND = "unknown"
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
 LEVEL_COLOURS = {"DRAM": "#4c78a8", "L2": "#f58518", "L1": "#54a24b"}
 LEVEL_SHAPES = {"DRAM": "circle", "L2": "square", "L1": "triangle-up"}
+# Analytic points (`analyze --points`): hollow, in shapes the memory levels do not use.
+MODEL_SHAPES = ("diamond", "cross", "triangle-down", "triangle-left", "triangle-right", "wedge")
 COMPUTE_ROOF_COLOUR = "#444444"
 BOUND_COLOURS = {
     "FP64": "#b279a2", "FP32": "#e45756", "FP16": "#72b7b2", "Tensor": "#eeca3b",
@@ -388,6 +390,8 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
     roofline = alt.layer(roof_lines, roof_text_memory, roof_text_compute, joins, points, labels, *extra).properties(
         name="roofline", width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
     )
+    if extra:  # model points keep their own shape legend beside the memory levels'
+        roofline = roofline.resolve_scale(shape="independent", color="independent")
 
     bars = alt.Chart(data.kernels).transform_filter("datum.in_bars").mark_bar().encode(
         x=alt.X("headroom_s:Q", title="headroom (s)", axis=alt.Axis(format="~s")),
@@ -445,15 +449,15 @@ def model_layers(model: pd.DataFrame, pairs: pd.DataFrame | None, drawn: pd.Data
                          bound_text=[DISPLAY.get(b, b) if isinstance(b, str) else UNKNOWN_BOUND
                                      for b in model["bound"]])[
         ["name", "ai", "flop_per_s", "ai_text", "attainable", "bound_text"]]
-    markers = alt.Chart(shown).mark_point(clip=True, filled=False, size=110, strokeWidth=2, color="#222222",
-                                          shape="diamond").encode(
+    names = list(dict.fromkeys(shown["name"]))
+    markers = alt.Chart(shown).mark_point(clip=True, filled=False, size=120, strokeWidth=2, color="#222222").encode(
         x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale),
+        shape=alt.Shape("name:N", title="model point (hollow)", sort=names,
+                        scale=alt.Scale(domain=names, range=[MODEL_SHAPES[i % len(MODEL_SHAPES)]
+                                                             for i in range(len(names))])),
         tooltip=[alt.Tooltip("name:N", title="model point"), alt.Tooltip("ai_text:N", title="model AI (FLOP/B)"),
                  alt.Tooltip("attainable:N", title="attainable"), alt.Tooltip("bound_text:N", title="bound")])
-    names = alt.Chart(shown).mark_text(clip=True, align="right", baseline="middle", dx=-9, fontSize=9,
-                                       fontStyle="italic").encode(
-        x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), text="name:N")
-    return [segments, markers, names]
+    return [segments, markers]
 
 
 # --------------------------------------------------------------------------------------------------------- files
