@@ -7,7 +7,6 @@ adds a GPU described by a user file.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -45,7 +44,10 @@ def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_o
         frame = workloads_or_points if hasattr(workloads_or_points, "columns") else workloads_frame(
             workloads_or_points)
         placed = place_points(frame, roof_sets)
-        metadata = {"ncu_roofline.roofs": ";".join(r.source for r in roof_sets)}
+        from . import __version__
+
+        metadata = {"ncu_roofline.tool_version": __version__,
+                    "ncu_roofline.roofs": ";".join(r.source for r in roof_sets)}
         if json_out is not None:
             text = model_json(placed, metadata)
             if str(json_out) == "-":

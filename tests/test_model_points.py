@@ -115,6 +115,7 @@ def test_cli_analyze_points_draws_and_says_what_matched_nothing(tmp_path, points
     assert table["model_flop"].notna().sum() == 2
     summary = json.loads((tmp_path / "s.json").read_text())
     assert sum(k.get("model_flop") is not None for k in summary["kernels"]) == 2
+    assert [p["matched_kernels"] for p in summary["model_points"]] == [1, 1, 0]
 
 
 def test_cli_analyze_bad_points_file_exit_2(tmp_path):

@@ -17,9 +17,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..roofs import compute_peak, memory_peak
 from ..vocabulary import PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
 from .place import roofline_values
-from ..roofs import compute_peak, memory_peak
 
 MODEL_COLUMNS = ("model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model",
                  "model_points")

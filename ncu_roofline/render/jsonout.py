@@ -18,6 +18,9 @@ KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launche
                  # present with `analyze --points` only
                  "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points")
 
+MODEL_POINT_FIELDS = ("name", "flop", "bytes", "ai", "kernel", "roof", "attainable_flop_per_s", "t_min_s", "ridge_ai",
+                      "bound", "status", "matched_kernels")
+
 
 def clean(value: Any) -> Any:
     """JSON-safe scalars: NaN/NA -> null, numpy -> Python."""
@@ -49,4 +52,6 @@ def analysis_json(analysis: "Analysis", *, top: int | None = None) -> str:
         },
         "kernels": records(kernels, KERNEL_FIELDS),
     }
+    if analysis.model_points is not None:  # `analyze --points`: the points on the run's roofs
+        payload["model_points"] = records(analysis.model_points, MODEL_POINT_FIELDS)
     return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

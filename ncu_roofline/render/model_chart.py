@@ -8,7 +8,6 @@ Files go through `chart.write_chart` (spec, offline HTML, SVG/PNG).
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
 import altair as alt
@@ -16,19 +15,11 @@ import pandas as pd
 
 from ..roofs import compute_peak, memory_peak
 from ..vocabulary import display
-from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, format_si
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, _decade_above, _decade_below, format_si
 
 GPU_COLOURS = ("#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#eeca3b")
 POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left",
                 "triangle-right", "wedge", "stroke")
-
-
-def _decade_below(value: float) -> float:
-    return float(10 ** math.floor(math.log10(value)))
-
-
-def _decade_above(value: float) -> float:
-    return float(10 ** math.ceil(math.log10(value)))
 
 
 def model_roof_frames(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]]
