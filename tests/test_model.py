@@ -201,3 +201,34 @@ def test_model_json_follows_the_documented_schema():
     jsonschema.Draft7Validator(schema).validate(payload)
     a100 = payload["points"][1]
     assert a100["bound"] is None and a100["status"] != "ok"  # no FP8 tensor roof on the A100
+
+
+def test_model_chart_roof_labels_never_overlap():
+    import math
+
+    from ncu_roofline.render.chart import ROOFLINE_HEIGHT_PX
+    from ncu_roofline.render.model_chart import LABEL_HEIGHT_PX, model_roof_frames, stacked_labels
+
+    roof_sets = table_roofs(["NVIDIA A100-SXM4-80GB", "H100 SXM", "B200"])
+    frame = workloads_frame([gemm(1024, 1024, 1024, "fp32"), layernorm(4096, 1024, "fp16")])
+    points = place_points(frame, roof_sets)
+    roofs, x_domain, y_domain = model_roof_frames(points, {r.name: r.peaks for r in roof_sets})
+    labels = stacked_labels(roofs, x_domain, y_domain)
+    # H100 FP32 66.9, B200 FP32 75 and A100 FP16 78 TFLOP/s sit within 0.07 decade (6 px) of each other.
+    assert {"FP32 66.9 TFLOP/s", "FP32 75.0 TFLOP/s", "FP16 78.0 TFLOP/s"} <= set(labels["label"])
+    px = [math.log10(y / y_domain[0]) * ROOFLINE_HEIGHT_PX / math.log10(y_domain[1] / y_domain[0])
+          for y in labels["y"]]
+    assert all(upper - lower >= LABEL_HEIGHT_PX - 1e-9 for upper, lower in zip(px, px[1:]))
+
+
+def test_cli_model_with_a_ceilings_file(tmp_path):
+    ceilings = tmp_path / "mig.toml"
+    ceilings.write_text('name = "A100 MIG 3g.40gb"\n[peaks]\ntensor_tflops = 156.0\ndram_gbps = 1000\n')
+    result = runner.invoke(app, ["model", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--dtype", "bf16",
+                                 "--ceilings", str(ceilings), "--json", "-"])
+    assert result.exit_code == 0, result.output
+    point = json.loads(result.stdout)["points"][0]
+    assert point["gpu"] == "A100 MIG 3g.40gb"
+    assert point["peak_flop_per_s"] == 156e12  # the file's dense FP16 tensor roof serves bf16
+    assert point["ai"] == pytest.approx(2 * 4096**3 / (3 * 4096**2 * 2))  # 1365.3, right of the ridge 156
+    assert point["bound"] == "tensor_fp16"

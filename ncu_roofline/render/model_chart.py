@@ -8,6 +8,7 @@ Files go through `chart.write_chart` (spec, offline HTML, SVG/PNG).
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import altair as alt
@@ -53,6 +54,25 @@ def model_roof_frames(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[s
     return pd.DataFrame(rows, columns=["gpu", "roof", "x", "y", "label"]), x_domain, y_domain
 
 
+LABEL_HEIGHT_PX = 12
+
+
+def stacked_labels(roofs: pd.DataFrame, x_domain: tuple[float, float], y_domain: tuple[float, float]) -> pd.DataFrame:
+    """Compute-roof labels at the right edge, each just above its roof unless that would overlap the label above
+    it; then it moves down just enough. Several GPUs have roofs a few percent apart (H100 FP32 66.9, B200 FP32 75,
+    A100 FP16 78 TFLOP/s): the labels then read as a column, each in its GPU's colour."""
+    labels = roofs[(roofs["x"] == x_domain[1]) & ~roofs["roof"].str.contains(" DRAM ")]
+    labels = labels.sort_values("y", ascending=False, kind="stable").reset_index(drop=True)
+    px_per_decade = ROOFLINE_HEIGHT_PX / math.log10(y_domain[1] / y_domain[0])
+    heights = []
+    floor = math.inf  # bottom (in px above the plot's floor) of the label placed last
+    for y in labels["y"]:
+        height = min(math.log10(y / y_domain[0]) * px_per_decade, floor - LABEL_HEIGHT_PX)
+        heights.append(height)
+        floor = height
+    return labels.assign(y=[y_domain[0] * 10 ** (h / px_per_decade) for h in heights])
+
+
 def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], *,
                 title: str = "Analytic roofline", subtitle: list[str] | None = None) -> alt.LayerChart:
     """Roofs coloured by GPU, each point at its attainable FLOP/s on each GPU, shaped by workload."""
@@ -67,10 +87,11 @@ def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, fl
     y = alt.Y("y:Q", title="performance (FLOP/s)", scale=y_scale, axis=alt.Axis(format="~s"))
     lines = alt.Chart(roofs).mark_line(clip=True, strokeWidth=2).encode(
         x=x, y=y, detail="roof:N", color=colour, tooltip=[alt.Tooltip("roof:N", title="roof")])
-    right_ends = roofs[(roofs["x"] == x_domain[1]) & ~roofs["label"].str.contains("DRAM")]
-    roof_text = alt.Chart(right_ends).mark_text(
-        clip=True, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=10).encode(
-        x=x, y=y, text="label:N", color=colour)
+    label_base = alt.Chart(stacked_labels(roofs, x_domain, y_domain))
+    text_style = {"clip": True, "align": "right", "baseline": "bottom", "dx": -4, "dy": -2, "fontSize": 10}
+    halo = label_base.mark_text(**text_style, stroke="white", strokeWidth=3, strokeOpacity=0.9).encode(
+        x=x, y=y, text="label:N")  # keeps a label legible where it crosses another GPU's roof
+    roof_text = label_base.mark_text(**text_style).encode(x=x, y=y, text="label:N", color=colour)
     shown = points[points["attainable_flop_per_s"].notna() & (points["ai"] > 0)].assign(
         x=lambda f: f["ai"], y=lambda f: f["attainable_flop_per_s"],
         attainable=lambda f: [format_si(v, "FLOP/s") for v in f["attainable_flop_per_s"]],
@@ -91,7 +112,7 @@ def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, fl
                  alt.Tooltip("ridge_ai:Q", title="ridge (FLOP/B)", format=".3~g"),
                  alt.Tooltip("bound_text:N", title="bound")],
     )
-    return alt.layer(lines, roof_text, marks).properties(
+    return alt.layer(lines, halo, roof_text, marks).properties(
         width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
         title=alt.TitleParams(title, subtitle=subtitle or [], anchor="start"),
     ).resolve_scale(shape="independent")
