@@ -133,3 +133,14 @@ def test_cli_model_points_places_a_points_file(points_csv):
     assert points[0]["ai"] == pytest.approx(GEMM_FLOP / GEMM_BYTES)
     assert points[0]["bound"] == "tensor_fp16"  # 1638 FLOP/B is right of the H100 SXM ridge, 295
     assert points[1]["bound"] == "dram" and points[1]["kernel"] == "AddFunctor<float>"
+
+
+def test_a_kernel_regex_is_searched_in_the_demangled_name_too():
+    from ncu_roofline.model.match import match_pairs
+
+    kernels = pd.DataFrame({"rank": [1, 2], "kernel_name": ["_Z6kernelPf", "_Z4gemmv"],
+                            "kernel_demangled": ["kernel(float*)", "gemm()"]})
+    points = pd.DataFrame({"name": ["by demangled", "by mangled", "no regex"], "flop": [1.0, 1.0, 1.0],
+                           "bytes": [1.0, 1.0, 1.0], "kernel": ["float\\*", "^_Z4gemm", None]})
+    pairs = match_pairs(points, kernels)
+    assert list(zip(pairs["name"], pairs["rank"])) == [("by demangled", 1), ("by mangled", 2)]

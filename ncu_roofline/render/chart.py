@@ -213,7 +213,8 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     Only the first `ctx.top` drawable kernels by rank go on the roofline; a kernel is drawable when it has FLOPs,
     a positive FLOP/s and at least one positive intensity (log axes cannot show zero or missing values). The bar
     chart shows the first `ctx.top` kernels by rank that have a headroom, drawable or not: a copy can hold
-    recoverable time too. Everything else stays out of the spec and is counted in the subtitle.
+    recoverable time too. Everything else stays out of the spec and is counted in the subtitle. `extra` (columns
+    ai, flop_per_s) are further points the axes must show: analytic points drawn beside the kernels.
     """
     table = kernels.sort_values("rank", kind="stable").reset_index(drop=True)
     flop_total = pd.to_numeric(table["flop_total"], errors="coerce")
