@@ -8,6 +8,7 @@ can be checked on its own: `chart_data` trims and reshapes the table into the fe
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
@@ -24,24 +25,30 @@ import pandas as pd
 from .files import write_atomic
 from ..vocabulary import (DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, UNKNOWN_BOUND, ai_column, display,
                           flop_column)
-from .names import short_kernel_name
+from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
+from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
+from .labels import display_name, distinct_labels
+from .roof_labels import Plot
+from .chart_layout import place_texts, roof_segments
 from .numbers import format_number, format_si, positive as _positive  # noqa: F401 (format_si: re-exported)
 
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
 LEVEL_COLOURS = {"DRAM": "#4c78a8", "L2": "#f58518", "L1": "#54a24b"}
 LEVEL_SHAPES = {"DRAM": "circle", "L2": "square", "L1": "triangle-up"}
+LEVEL_DRAW_ORDER = ("l2", "dram", "l1")  # squares under circles under triangles
 COMPUTE_ROOF_COLOUR = "#444444"
 BOUND_COLOURS = {
     "FP64": "#b279a2", "FP32": "#e45756", "FP16": "#72b7b2", "Tensor": "#eeca3b",
     **LEVEL_COLOURS, UNKNOWN_BOUND: "#9d9d9d",
 }
 
-ROOFLINE_WIDTH_PX = 560
-ROOFLINE_HEIGHT_PX = 420
+ROOFLINE_WIDTH_PX = 640
+ROOFLINE_HEIGHT_PX = 480
 BARS_WIDTH_PX = 300
 BAR_STEP_PX = 18
 LABEL_MAX_LEN = 40
+PNG_SCALE = 2.0  # sharp on a high-density screen
 FORMATS = ("vl.json", "html", "svg", "png")
 DEFAULT_FORMATS = ("vl.json", "html")
 # Vega-Embed options for the HTML page: SVG keeps zoomed text crisp and each mark a DOM node (what tests count);
@@ -72,6 +79,10 @@ class ChartData:
     x_domain: tuple[float, float]
     y_domain: tuple[float, float]
     subtitle: list[str]
+    ridges: pd.DataFrame | None = None  # one row per (drawn compute roof, memory roof): x = ridge intensity, y
+    rank_labels: pd.DataFrame | None = None  # rank numbers placed clear of points and other texts: rank, text, x, y
+    off_scale: tuple[int, ...] = ()  # ranks of drawn kernels left off the axes (far from all the others)
+    headroom_unit: tuple[str, float] = ("s", 1.0)  # the bars' unit and its factor from seconds
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
@@ -116,7 +127,7 @@ def _compute_roofs(kernels: pd.DataFrame, peaks: dict[str, float]) -> list[str]:
     return drawn
 
 
-def _decade_below(value: float) -> float:
+def _decade_below(value: float) -> float:  # model_chart's axes use the same whole decades
     return float(10 ** math.floor(math.log10(value)))
 
 
@@ -124,50 +135,26 @@ def _decade_above(value: float) -> float:
     return float(10 ** math.ceil(math.log10(value)))
 
 
-def _roof_frames(
-    compute: dict[str, float], memory: dict[str, float], x_domain: tuple[float, float], y_domain: tuple[float, float]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Line ends and labels for each roof.
-
-    A memory diagonal is y = peak_bytes_per_s × x; it starts at the bottom (or left) edge of the plot and stops
-    where it meets the highest compute roof drawn. A compute roof starts where it meets the steepest diagonal and
-    runs to the right edge.
-    """
-    x_lo, x_hi = x_domain
-    y_lo, y_hi = y_domain
-    top_flop = max(compute.values(), default=y_hi)
-    steepest = max(memory.values(), default=None)
-    # Text angle of a slope-1 line on the log-log plot, in screen degrees (Vega's angles run clockwise, 0..360).
-    px_per_decade_x = ROOFLINE_WIDTH_PX / math.log10(x_hi / x_lo)
-    px_per_decade_y = ROOFLINE_HEIGHT_PX / math.log10(y_hi / y_lo)
-    diagonal_angle = 360 - math.degrees(math.atan2(px_per_decade_y, px_per_decade_x))
-
-    rows: list[dict[str, Any]] = []
-    labels: list[dict[str, Any]] = []
-    for key, peak in compute.items():
-        name = display(key)
-        label = f"{name} {format_si(peak, 'FLOP/s')}"
-        x_start = max(x_lo, peak / steepest) if steepest else x_lo
-        for x in (x_start, x_hi):
-            rows.append({"roof": name, "kind": "compute", "peak": peak, "label": label, "x": x, "y": peak,
-                         "colour": COMPUTE_ROOF_COLOUR})
-        labels.append({"roof": name, "kind": "compute", "label": label, "x": x_hi, "y": peak, "angle": 0.0,
-                       "colour": COMPUTE_ROOF_COLOUR})
-    for key, bandwidth in memory.items():
-        name = display(key)
-        label = f"{name} {format_si(bandwidth, 'B/s')}"
-        x_start = max(x_lo, y_lo / bandwidth)
-        x_end = min(x_hi, top_flop / bandwidth)
-        for x in (x_start, x_end):
-            rows.append({"roof": name, "kind": "memory", "peak": bandwidth, "label": label, "x": x, "y": bandwidth * x,
-                         "colour": LEVEL_COLOURS[name]})
-        # A quarter of the way up the diagonal (in log space): clear of the compute roofs' labels at the right.
-        x_label = x_start * (x_end / x_start) ** 0.25
-        labels.append({"roof": name, "kind": "memory", "label": label, "x": x_label, "y": bandwidth * x_label,
-                       "angle": diagonal_angle, "colour": LEVEL_COLOURS[name]})
+def _roof_frames(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
+                 sizes: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Line ends of each roof, its label placed clear of every point and other label, and the rank numbers."""
+    segments = roof_segments(compute, memory, plot.x_domain, plot.y_domain)
+    texts = [f"{display(s['key'])} {format_si(s['peak'], 'FLOP/s' if s['kind'] == 'compute' else 'B/s')}"
+             for s in segments]
+    spots, ranks = place_texts(plot, segments, texts, points, sizes)
+    rows, labels = [], []
+    for segment, text, spot in zip(segments, texts, spots):
+        name = display(segment["key"])
+        colour = COMPUTE_ROOF_COLOUR if segment["kind"] == "compute" else LEVEL_COLOURS[name]
+        for end in ("0", "1"):
+            rows.append({"roof": name, "kind": segment["kind"], "peak": segment["peak"], "label": text,
+                         "x": segment["x" + end], "y": segment["y" + end], "colour": colour})
+        if spot is not None:
+            labels.append({"roof": name, "kind": segment["kind"], "label": text, "x": spot[0], "y": spot[1],
+                           "angle": spot[2], "colour": colour})
     columns = ["roof", "kind", "peak", "label", "x", "y", "colour"]
-    return pd.DataFrame(rows, columns=columns), pd.DataFrame(labels, columns=[*columns[:2], *columns[3:6], "angle",
-                                                                                 "colour"])
+    return (pd.DataFrame(rows, columns=columns),
+            pd.DataFrame(labels, columns=["roof", "kind", "label", "x", "y", "angle", "colour"]), ranks)
 
 
 # ------------------------------------------------------------------------------------------------------ kernels
@@ -193,25 +180,19 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     in_bars = has_headroom & (has_headroom.cumsum() <= ctx.top)
 
     kept = table[on_roofline | in_bars]
-    short = [short_kernel_name(name, LABEL_MAX_LEN) for name in kept["kernel_name"]]
-    bound = kept["bound"].map(lambda b: DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND)
-    label_x = kept[[ai_column(level) for level in LEVELS]].where(has_level[on_roofline | in_bars].to_numpy()).max(axis=1)
+    names = [display_name(n, d) for n, d in zip(kept["kernel_name"], kept.get("kernel_demangled", kept["kernel_name"]))]
+    short = distinct_labels(names, kept["grid"].astype("string").tolist(), kept["block"].astype("string").tolist(),
+                            LABEL_MAX_LEN)
+    unit = time_unit(kept.loc[in_bars[kept.index].to_numpy(), "headroom_s"])
     kernel_rows = pd.DataFrame({
         "rank": kept["rank"].astype(int),
         "label": [f"{rank}. {name}" for rank, name in zip(kept["rank"], short)],
-        "kernel_name": kept["kernel_name"].astype(str),
-        "grid_block": kept["grid"].astype(str) + " × " + kept["block"].astype(str),
-        "launches": kept["launches"].astype(int),
-        "time": [format_si(v, "s") for v in kept["time_s"]],
-        "share": [_format_percent(v) for v in kept["time_share"]],
-        "performance": [format_si(v, "FLOP/s") for v in kept["flop_per_s"]],
-        **{ai_column(level): [format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
-        "bound": bound,
-        "fraction": [_format_percent(v) for v in kept["roofline_fraction"]],
-        "headroom": [format_si(v, "s") for v in kept["headroom_s"]],
+        "kernel_name": names,
+        **tooltip_columns(kept),
+        "precision": main_precision(kept).to_numpy(),
         "headroom_s": kept["headroom_s"].astype(float),
+        "headroom_scaled": kept["headroom_s"].astype(float) * unit[1],
         "flop_per_s": kept["flop_per_s"].astype(float),
-        "label_x": label_x.astype(float),
         "on_roofline": on_roofline[kept.index].to_numpy(),
         "in_bars": in_bars[kept.index].to_numpy(),
     }).reset_index(drop=True)
@@ -227,33 +208,35 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
             for level in LEVELS
         ],
         ignore_index=True,
-    ).sort_values(["rank", "level"], kind="stable").reset_index(drop=True)
+    )
+    # Draw order: big marks first, and within one kernel squares, then circles, then triangles, so a small mark
+    # is never hidden under a larger one at the same place.
+    layer = points["level"].map({display(level): i for i, level in enumerate(LEVEL_DRAW_ORDER)})
+    points = points.assign(_layer=layer).sort_values(["time_share", "_layer", "rank"], ascending=[False, True, True],
+                                                     kind="stable").drop(columns="_layer").reset_index(drop=True)
 
     peaks = shared_peaks(table)
     compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}
     memory = {level: peaks[level] for level in LEVELS if level in peaks}
-    x_domain, y_domain = _domains(points if extra is None else pd.concat([points, extra]), compute, memory)
-    roofs, roof_labels = _roof_frames(compute, memory, x_domain, y_domain)
+    x_domain, y_domain, off_scale = domains(points, compute, memory, extra)
+    plot = Plot(ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX, x_domain, y_domain)
+    on_scale = points[~points["rank"].isin(off_scale)]
+    sizes = size_of(on_scale["time_share"], float(points["time_share"].max()) if len(points) else 0.0)
+    roofs, roof_labels, rank_labels = _roof_frames(compute, memory, plot, on_scale, sizes)
+    ridges = ridge_frame(peaks, compute, memory, x_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
     subtitle = _subtitle(ctx, total=len(table), drawn=int(on_roofline.sum()), zero_flops=int(zero_flops.sum()),
                          missing=int(missing.sum()), beyond=int((drawable & ~on_roofline).sum()), partial=partial)
-    return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle)
-
-
-def _domains(
-    points: pd.DataFrame, compute: dict[str, float], memory: dict[str, float]
-) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Whole decades around the points and the roofs' corners, so every roof meets its neighbours in view.
-
-    Without a compute roof the diagonals are still kept in view up to the fastest kernel (or 1 TFLOP/s).
-    """
-    ys = [*points["flop_per_s"], *compute.values()] or [1e12]
-    top_flop = max(compute.values(), default=max(ys))
-    xs = [*points["ai"], *(top_flop / bandwidth for bandwidth in memory.values())] or [1.0]
-    x_domain = (_decade_below(min(xs) / 3), _decade_above(max(xs) * 3))
-    y_domain = (_decade_below(min(ys) / 3), _decade_above(max(ys) * 3))
-    return x_domain, y_domain
+    if off_scale:
+        subtitle.append(f"Off the axes (far from all other kernels, see the bars and tooltips): "
+                        f"{', '.join(map(str, off_scale))}")
+    unlabelled = len(set(on_scale["rank"])) - len(rank_labels)
+    if unlabelled:
+        subtitle.append(f"{unlabelled} crowded point{'s' if unlabelled > 1 else ''} without a rank number: "
+                        "hover or zoom to read them")
+    return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
+                     tuple(off_scale), unit)
 
 
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
@@ -280,20 +263,15 @@ def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, mis
 
 # --------------------------------------------------------------------------------------------------------- chart
 
-# (field, title) of each tooltip line; values are preformatted strings except launches.
-_TOOLTIP_FIELDS = (
-    ("kernel_name", "kernel"), ("grid_block", "grid × block"), ("launches", "launches"), ("time", "time"),
-    ("share", "time share"), ("performance", "achieved"),
-    *((ai_column(level), f"AI {display(level)} (FLOP/B)") for level in LEVELS), ("bound", "bound"), ("fraction", "roofline fraction"),
-    ("headroom", "headroom"),
-)
+_TOOLTIP_FIELDS = TOOLTIP_FIELDS
 _TOOLTIP = [alt.Tooltip(field, type="quantitative" if field == "launches" else "nominal", title=title)
             for field, title in _TOOLTIP_FIELDS]
 
 
 def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
                    model_pairs: pd.DataFrame | None = None) -> alt.HConcatChart:
-    """The roofline (roofs, kernel points per memory level, labels) beside a headroom bar chart, linked by kernel.
+    """The roofline (roofs, ridge points, kernel points per memory level, rank numbers) beside a headroom bar
+    chart that names each rank, linked by kernel.
 
     Parameters are named, not numbered, so the spec is the same on every call in a process (Altair numbers
     anonymous ones from a global counter). Three selections live on the points layer: `level` (bound to the
@@ -307,8 +285,8 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
     kernel_pick = alt.selection_point(name="kernel", fields=["rank"], on="pointerover", clear="pointerout")
     zoom = alt.selection_interval(name="zoom", bind="scales")
 
-    x_scale = alt.Scale(type="log", domain=list(data.x_domain))
-    y_scale = alt.Scale(type="log", domain=list(data.y_domain))
+    x_scale = alt.Scale(type="log", domain=list(data.x_domain), nice=False)
+    y_scale = alt.Scale(type="log", domain=list(data.y_domain), nice=False)
     x_title, y_title = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
     x = alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~g"))
     y = alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s"))
@@ -317,51 +295,59 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
         x=x, y=y, detail="roof:N", color=alt.Color("colour:N", scale=None),
         tooltip=[alt.Tooltip("label:N", title="roof")],
     )
+    # Each label is centred on the spot `chart_layout` found for it: the box it was placed by is the box drawn.
     roof_text = alt.Chart(data.roof_labels).mark_text(
-        clip=True, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11, fontWeight="bold"
+        clip=True, align="center", baseline="middle", fontSize=ROOF_FONT, fontWeight="bold"
     ).encode(x=x, y=y, text="label:N", color=alt.Color("colour:N", scale=None),
              angle=alt.Angle("angle:Q", scale=None))
-    # Memory labels sit at the start of their text, compute labels at the end: two text layers, one `align` each.
-    roof_text_memory = roof_text.transform_filter("datum.kind === 'memory'").mark_text(
-        clip=True, align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold")
-    roof_text_compute = roof_text.transform_filter("datum.kind === 'compute'")
+    ridges = alt.Chart(data.ridges).mark_point(clip=True, shape="diamond", size=45, filled=True, color="white",
+                                               stroke=COMPUTE_ROOF_COLOUR, strokeWidth=1.2).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("ridge:N", title="ridge point"), alt.Tooltip("intensity:N", title="intensity"),
+                           alt.Tooltip("roofs:N", title="compute roof ÷ memory roof")],
+    )
 
     # Legends list what is there, in a fixed order, with fixed colours: a level or bound keeps its colour across runs.
     levels = [level for level in LEVEL_COLOURS if level in set(data.points["level"])]
     bar_rows = data.kernels[data.kernels["in_bars"]]
     bounds = [bound for bound in BOUND_COLOURS if bound in set(bar_rows["bound"])]
-    lookup = alt.LookupData(data=data.kernels, key="rank", fields=["label", *(field for field, _ in _TOOLTIP_FIELDS)])
+    drawn_rows = data.kernels[data.kernels["on_roofline"]]
+    mixes = [p for p in BOUND_COLOURS if p in set(drawn_rows["precision"])]
+    lookup = alt.LookupData(data=data.kernels, key="rank",
+                            fields=["label", "precision", *(field for field, _ in _TOOLTIP_FIELDS)])
     points_base = alt.Chart(data.points).transform_lookup(lookup="rank", from_=lookup)
     joins = alt.Chart(data.points).mark_line(clip=True, strokeWidth=1, color="#888888").encode(
         x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), detail="rank:N", order="ai:Q",
         opacity=alt.when(kernel_pick).then(alt.value(0.6)).otherwise(alt.value(0.12)),
     )
-    points = points_base.mark_point(clip=True, filled=True, strokeWidth=0.5, stroke="white").encode(
+    points = points_base.mark_point(clip=True, filled=True, strokeWidth=1.5).encode(
         x=alt.X("ai:Q", scale=x_scale, title=x_title), y=alt.Y("flop_per_s:Q", scale=y_scale, title=y_title),
         color=alt.Color("level:N", title="memory level",
                         scale=alt.Scale(domain=levels, range=[LEVEL_COLOURS[level] for level in levels])),
         shape=alt.Shape("level:N", scale=alt.Scale(domain=levels, range=[LEVEL_SHAPES[level] for level in levels])),
-        size=alt.Size("time_share:Q", title="time share", scale=alt.Scale(range=[30, 400], zero=True),
+        # The outline says which precision does most of the kernel's FLOPs: its y is the total of all of them.
+        stroke=alt.Stroke("precision:N", title="main precision (outline)",
+                          scale=alt.Scale(domain=mixes, range=[BOUND_COLOURS[p] for p in mixes])),
+        size=alt.Size("time_share:Q", title="time share", scale=alt.Scale(range=list(SIZE_RANGE), zero=True),
                       legend=alt.Legend(format=".2~%")),
         opacity=alt.when(level_pick & kernel_pick).then(alt.value(0.95))
         .when(level_pick).then(alt.value(0.2)).otherwise(alt.value(0.03)),
-        tooltip=[alt.Tooltip("level:N", title="level"), *_TOOLTIP],
+        order=alt.Order("time_share:Q", sort="descending"),
+        tooltip=[alt.Tooltip("level:N", title="level"), alt.Tooltip("label:N", title="rank"), *_TOOLTIP],
     ).add_params(level_pick, kernel_pick, zoom).properties(name="points")
-    labels = alt.Chart(data.kernels).transform_filter("datum.on_roofline").mark_text(
-        clip=True, align="left", baseline="middle", dx=9, fontSize=9
-    ).encode(
-        x=alt.X("label_x:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), text="label:N",
-        opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.25)),
-    )
+    ranks = alt.Chart(data.rank_labels).mark_text(
+        clip=True, align="center", baseline="middle", fontSize=RANK_FONT, fontWeight="bold", color="#222222"
+    ).encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale), text="text:N",
+             opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.45)))
     extra = [] if model is None else model_layers(model, model_pairs, data.points, x_scale, y_scale)
-    roofline = alt.layer(roof_lines, roof_text_memory, roof_text_compute, joins, points, labels, *extra).properties(
+    roofline = alt.layer(roof_lines, ridges, roof_text, joins, points, ranks, *extra).properties(
         name="roofline", width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
     )
     if extra:  # model points keep their own shape legend beside the memory levels'
         roofline = roofline.resolve_scale(shape="independent", color="independent")
 
+    unit, _ = data.headroom_unit
     bars = alt.Chart(data.kernels).transform_filter("datum.in_bars").mark_bar().encode(
-        x=alt.X("headroom_s:Q", title="headroom (s)", axis=alt.Axis(format="~s")),
+        x=alt.X("headroom_scaled:Q", title=f"headroom ({unit})", axis=alt.Axis(format="~g")),
         y=alt.Y("label:N", title=None, sort=alt.EncodingSortField(field="rank", order="ascending"),
                 axis=alt.Axis(labelLimit=320)),
         color=alt.Color("bound:N", title="bound",
@@ -378,10 +364,18 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
         warnings.filterwarnings("ignore", message="Automatically deduplicated selection parameter")
         combined = alt.hconcat(roofline, bars, spacing=30)
     return combined.resolve_scale(
-        color="independent", shape="independent", size="independent", opacity="independent"
+        color="independent", shape="independent", size="independent", opacity="independent", stroke="independent"
     ).properties(
         title=alt.TitleParams(f"Hierarchical roofline — {ctx.gpu}", subtitle=data.subtitle, anchor="start"),
+        usermeta={"title": page_title(ctx)},
     )
+
+
+def page_title(ctx: ChartContext) -> str:
+    """The HTML page's <title>: the GPU and what was read."""
+    inputs = ", ".join(Path(i).name for i in ctx.inputs[:2]) + (f" +{len(ctx.inputs) - 2}" if len(ctx.inputs) > 2
+                                                                 else "")
+    return f"Roofline — {ctx.gpu} — {inputs or 'no input'}"
 
 
 # --------------------------------------------------------------------------------------------------------- files
@@ -405,15 +399,25 @@ def _render(chart: alt.TopLevelMixin, fmt: str) -> bytes:
         return chart_spec_json(chart).encode("utf-8")
     if fmt == "png":
         binary = io.BytesIO()
-        chart.save(binary, format="png", scale_factor=1.0)
+        chart.save(binary, format="png", scale_factor=PNG_SCALE)
         return binary.getvalue()
     text = io.StringIO()
     if fmt == "html":
         chart.save(text, format="html", inline=True, embed_options=dict(EMBED_OPTIONS),
                    json_kwds={"cls": _ScriptSafeEncoder, "sort_keys": True})
+        return _with_title(text.getvalue(), chart).encode("utf-8")
     else:
         chart.save(text, format="svg")
     return text.getvalue().encode("utf-8")
+
+
+def _with_title(page: str, chart: alt.TopLevelMixin) -> str:
+    """The page with a <title> naming the GPU and input (escaped: names and file names are not markup)."""
+    meta = chart.to_dict().get("usermeta") or {}
+    title = meta.get("title") if isinstance(meta, dict) else None
+    if not title or "<head>" not in page:
+        return page
+    return page.replace("<head>", f"<head>\n  <title>{html.escape(str(title))}</title>", 1)
 
 
 def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
