@@ -25,8 +25,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 # A long templated name: the tooltip must show all of it, the label only a short form.
 LONG_NAME = ("void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<"
              + ", ".join(f"cutlass::gemm::GemmShape<{i}, 128, 32>" for i in range(40)) + "> >(Params)")
-# Symbols drawn as data (not legend swatches): the points layer is the chart's only symbol mark.
-POINT_SELECTOR = "g.mark-symbol.role-mark path"
+# Symbols drawn as kernel points: the layer named "points" (not legend swatches, not the ridge points).
+POINT_SELECTOR = "g.mark-symbol.role-mark.points_0_marks path"
 
 
 def kernels_table() -> pd.DataFrame:

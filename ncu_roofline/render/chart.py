@@ -339,7 +339,7 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
     ).encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale), text="text:N",
              opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.45)))
     extra = [] if model is None else model_layers(model, model_pairs, data.points, x_scale, y_scale)
-    roofline = alt.layer(roof_lines, ridges, roof_text, joins, points, ranks, *extra).properties(
+    roofline = alt.layer(roof_lines, roof_text, joins, points, ridges, ranks, *extra).properties(
         name="roofline", width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
     )
     if extra:  # model points keep their own shape legend beside the memory levels'
@@ -347,7 +347,7 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
 
     unit, _ = data.headroom_unit
     bars = alt.Chart(data.kernels).transform_filter("datum.in_bars").mark_bar().encode(
-        x=alt.X("headroom_scaled:Q", title=f"headroom ({unit})", axis=alt.Axis(format="~g")),
+        x=alt.X("headroom_scaled:Q", title=f"headroom ({unit})", axis=alt.Axis(format=",.3~r")),
         y=alt.Y("label:N", title=None, sort=alt.EncodingSortField(field="rank", order="ascending"),
                 axis=alt.Axis(labelLimit=320)),
         color=alt.Color("bound:N", title="bound",

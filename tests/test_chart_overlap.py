@@ -1,0 +1,120 @@
+"""No two texts of the chart overlap, as real headless Chromium lays out the SVG that vl-convert writes.
+
+Each `<text>` is measured in the browser as a quad: its getBBox corners mapped through getScreenCTM, so rotated
+roof labels are compared as the turned boxes they are (an axis-aligned getBoundingClientRect would call two
+parallel diagonal labels overlapping when they are not). Quads are compared by the separating-axis test, allowing
+half a pixel of anti-aliasing. One browser, one page per chart. Skipped without /usr/bin/chromium or playwright.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ncu_roofline.render.roof_labels import overlaps
+
+CHROMIUM = Path("/usr/bin/chromium")
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples"
+CLIMATE = SAMPLES / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"
+V100 = "Tesla V100-SXM2-16GB"
+
+QUADS = """() => Array.from(document.querySelectorAll('text')).filter(t => t.textContent.trim()).map(t => {
+    const b = t.getBBox(), m = t.getScreenCTM();
+    const corner = (x, y) => { const p = new DOMPoint(x, y).matrixTransform(m); return [p.x, p.y]; };
+    return {text: t.textContent, quad: [corner(b.x, b.y), corner(b.x + b.width, b.y),
+                                        corner(b.x + b.width, b.y + b.height), corner(b.x, b.y + b.height)]};
+})"""
+
+
+def _shrunk(quad: list[list[float]], by: float = 0.5) -> np.ndarray:
+    q = np.array(quad, dtype=float)
+    centre = q.mean(axis=0)
+    return centre + (q - centre) * np.maximum(0.0, 1 - by / np.maximum(np.abs(q - centre).max(), 1e-9))
+
+
+def overlapping_pairs(texts: list[dict]) -> list[tuple[str, str]]:
+    quads = [_shrunk(t["quad"]) for t in texts]
+    lo = np.array([q.min(axis=0) for q in quads])
+    hi = np.array([q.max(axis=0) for q in quads])
+    pairs = []
+    for i in range(len(quads)):
+        near = np.nonzero((lo[i + 1:, 0] < hi[i, 0]) & (hi[i + 1:, 0] > lo[i, 0]) & (lo[i + 1:, 1] < hi[i, 1])
+                          & (hi[i + 1:, 1] > lo[i, 1]))[0] + i + 1
+        pairs += [(texts[i]["text"], texts[j]["text"]) for j in near if overlaps(quads[i], quads[j])]
+    return pairs
+
+
+def _svgs(tmp: Path) -> list[tuple[str, Path]]:
+    """(name, roofline.svg) for the climate-seg capture at --top 40 and every shared sample that analyses at 20."""
+    from ncu_roofline import analyze
+    from ncu_roofline.errors import InputError
+    from ncu_roofline.render.chart import write_chart
+
+    runs: list[tuple[str, list[Path], dict]] = []
+    if CLIMATE.exists():
+        runs.append(("climate-seg top 40", [CLIMATE], {"gpu": V100, "top": 40}))
+    for sample in sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".csv", ".ncu-rep", ".nsight-cuprof-report") or p.is_dir()):
+        runs.append((f"{sample.parent.name}/{sample.name}", [sample], {"top": 20}))
+    out = []
+    for index, (name, inputs, options) in enumerate(runs):
+        top = options.pop("top")
+        try:
+            result = analyze(inputs, **options)
+        except InputError:
+            continue  # not analysable alone (needs --gpu, a pair, ...): other tests cover why
+        if not len(result.kernels):
+            continue
+        [svg] = write_chart(result.chart(top), tmp / str(index), ["svg"])
+        out.append((name, svg))
+    return out
+
+
+@pytest.fixture(scope="module")
+def laid_out(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dict]]]:
+    svgs = _svgs(tmp_path_factory.mktemp("overlap"))
+    results = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1800, "height": 1200})
+            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                      else route.abort())
+            for name, svg in svgs:
+                tab.goto(svg.as_uri())
+                results.append((name, tab.evaluate(QUADS)))
+        finally:
+            browser.close()
+    return results
+
+
+def test_the_quad_test_sees_overlap_and_its_absence():
+    # Two 10×4 boxes: side by side 1 px apart (apart), then shifted 3 px into each other (overlapping);
+    # a box turned 45° near a corner it misses though their axis-aligned hulls meet.
+    a = [[0, 0], [10, 0], [10, 4], [0, 4]]
+    assert overlapping_pairs([{"text": "a", "quad": a}, {"text": "b", "quad": [[11, 0], [21, 0], [21, 4], [11, 4]]}]) == []
+    assert overlapping_pairs([{"text": "a", "quad": a}, {"text": "b", "quad": [[7, 0], [17, 0], [17, 4], [7, 4]]}]) \
+        == [("a", "b")]
+    turned = [[12, 8], [16, 4], [18, 6], [14, 10]]  # hull x 12..18, y 4..10: misses a (x ≤ 10)
+    assert overlapping_pairs([{"text": "a", "quad": [[0, 0], [13, 0], [13, 4.5], [0, 4.5]]},
+                              {"text": "t", "quad": turned}]) == []
+
+
+def test_climate_seg_top_40_has_no_overlapping_texts(laid_out):
+    named = dict(laid_out)
+    if "climate-seg top 40" not in named:
+        pytest.skip("climate-seg capture not in ../shared/ncu-samples")
+    texts = named["climate-seg top 40"]
+    assert len(texts) > 100  # titles, axes, 40 bar names, roof labels and rank numbers: all laid out
+    assert overlapping_pairs(texts) == []
+
+
+def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
+    if len(laid_out) < 2:
+        pytest.skip("shared samples absent")
+    bad = {name: pairs[:5] for name, texts in laid_out if (pairs := overlapping_pairs(texts))}
+    assert bad == {}
