@@ -72,7 +72,7 @@ class Analysis:
         return ChartContext(gpu=", ".join(sorted(devices)) or str(self.options.get("gpu") or "unknown GPU"),
                             ceiling_source=", ".join(sorted(sources)) or "none",
                             clock=str(self.options.get("clock", "measured")),
-                            inputs=[Path(f.path).name for f in self.inputs], top=top)
+                            inputs=[str(f.path) for f in self.inputs], top=top)
 
     @property
     def input_paths(self) -> list[Path]:

@@ -27,7 +27,7 @@ from ..vocabulary import (DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS
                           flop_column)
 from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
 from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
-from .labels import display_name, distinct_labels
+from .labels import display_name, distinct_labels, fold_inputs
 from .roof_labels import Plot
 from .chart_layout import place_texts, roof_segments
 from .numbers import format_number, format_si, positive as _positive  # noqa: F401 (format_si: re-exported)
@@ -241,8 +241,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
 
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
               partial: int) -> list[str]:
-    inputs = ", ".join(ctx.inputs[:3]) + (f" and {len(ctx.inputs) - 3} more" if len(ctx.inputs) > 3 else "")
-    lines = [f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {inputs or '—'}"]
+    lines = [f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {fold_inputs(ctx.inputs)}"]
     reasons = [
         f"{count} {why}"
         for count, why in ((zero_flops, "with zero FLOPs"), (missing, "with missing data"),
@@ -373,9 +372,7 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
 
 def page_title(ctx: ChartContext) -> str:
     """The HTML page's <title>: the GPU and what was read."""
-    inputs = ", ".join(Path(i).name for i in ctx.inputs[:2]) + (f" +{len(ctx.inputs) - 2}" if len(ctx.inputs) > 2
-                                                                 else "")
-    return f"Roofline — {ctx.gpu} — {inputs or 'no input'}"
+    return f"Roofline — {ctx.gpu} — {fold_inputs(ctx.inputs)}"
 
 
 # --------------------------------------------------------------------------------------------------------- files

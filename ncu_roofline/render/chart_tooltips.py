@@ -28,6 +28,13 @@ TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (
 _TERMS = {t.key: t for t in ALL_TERMS}
 
 
+def _numbers(table: pd.DataFrame, column: str) -> pd.Series:
+    """A numeric column, all unknown when the table lacks it."""
+    if column not in table:
+        return pd.Series(np.nan, index=table.index, dtype=float)
+    return pd.to_numeric(table[column], errors="coerce")
+
+
 def _percent(value: float) -> str:
     return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f} %"
 
@@ -43,7 +50,7 @@ def _joined(parts: list[pd.Series]) -> list[str]:
 
 def main_precision(kept: pd.DataFrame) -> pd.Series:
     """The precision doing most of each kernel's FLOPs (display name), "unknown" without FLOPs."""
-    flops = pd.DataFrame({display(p): pd.to_numeric(kept.get(flop_column(p), np.nan), errors="coerce")
+    flops = pd.DataFrame({display(p): _numbers(kept, flop_column(p))
                           for p in PRECISIONS}, index=kept.index).fillna(0.0)
     best = flops.idxmax(axis=1).where(flops.sum(axis=1) > 0, UNKNOWN_BOUND)
     return best.astype(str)
@@ -52,13 +59,12 @@ def main_precision(kept: pd.DataFrame) -> pd.Series:
 def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
     """The formatted tooltip fields for each row of the kernel table `kept` (same order)."""
     total = pd.to_numeric(kept["flop_total"], errors="coerce")
-    flop = {p: pd.to_numeric(kept.get(flop_column(p), np.nan), errors="coerce") for p in PRECISIONS}
+    flop = {p: _numbers(kept, flop_column(p)) for p in PRECISIONS}
     mix = _joined([pd.Series([f"{display(p)} {_percent(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)],
                              index=kept.index) for p in PRECISIONS])
     flops = _joined([pd.Series([f"{display(p)} {format_si(v, 'FLOP')}" if v > 0 else "" for v in flop[p].fillna(0)],
                                index=kept.index) for p in PRECISIONS])
-    traffic = _joined([pd.Series([f"{display(lv)} {format_si(v, 'B')}" for v in pd.to_numeric(
-        kept.get(bytes_column(lv), np.nan), errors="coerce")], index=kept.index) for lv in LEVELS])
+    traffic = _joined([pd.Series([f"{display(lv)} {format_si(v, 'B')}" for v in _numbers(kept, bytes_column(lv))], index=kept.index) for lv in LEVELS])
     binding = []
     for key, row in zip(kept["bound"], kept.itertuples(index=False)):  # ≤ 2×top rows: the drawn ones only
         term = _TERMS.get(key) if isinstance(key, str) else None

@@ -102,7 +102,8 @@ def distinct_labels(names: Sequence[str], grids: Sequence[object] | None = None,
                 extra = _shape(grids[i], blocks[i])
             if extra is None:
                 extra = "#" + _hash(names[i], grids[i], blocks[i])
-            labels[i] = _fit(label, extra)
+            # The base gives way to the distinguishing part so the whole label stays about max_len long.
+            labels[i] = _fit(short_kernel_name(names[i], max(16, max_len - len(extra) - 3)), extra)
     # The additions above are unique within each colliding set but may meet another set's label: hash those.
     seen: dict[str, int] = {}
     for i, label in enumerate(labels):
@@ -115,3 +116,22 @@ def distinct_labels(names: Sequence[str], grids: Sequence[object] | None = None,
 def _fit(label: str, extra: str) -> str:
     """`label [extra]`: the distinguishing part is added whole, never cut."""
     return f"{label} [{extra}]"
+
+
+def fold_inputs(paths: Sequence[str], *, most: int = 3) -> str:
+    """Inputs by file name, never absolute path; more than `most` files of one folder fold into
+    "12 files in climate-seg-TF-fp16…/" so a split capture reads as the one capture it is."""
+    from pathlib import PurePath
+
+    by_folder: dict[str, list[str]] = {}
+    for path in paths:
+        p = PurePath(str(path))
+        by_folder.setdefault(p.parent.name, []).append(p.name)
+    parts = []
+    for folder, names in by_folder.items():
+        if len(names) > most and folder:
+            short = folder if len(folder) <= 24 else folder[:23] + "…"
+            parts.append(f"{len(names)} files in {short}/")
+        else:
+            parts.extend(names)
+    return ", ".join(parts) or "—"
