@@ -98,11 +98,12 @@ class Analysis:
 
         return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points)
 
-    def markdown(self, *, top: int = 10) -> str:
-        """The Markdown summary for CI step summaries and pull-request comments."""
+    def markdown(self, *, top: int = 10, chart: str | None = None) -> str:
+        """The Markdown summary for CI step summaries and pull-request comments (`chart`: a link to put in it)."""
         from .render.markdown import analysis_markdown
 
-        return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top)
+        return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top,
+                                 gpu=self.chart_context().gpu, chart=chart)
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,

@@ -25,7 +25,7 @@ from .cli_model import ceilings_compare, model_app  # noqa: E402  (the analytic 
 app.add_typer(model_app, name="model")
 ceilings_app.command("compare")(ceilings_compare)
 
-from .cli_io import _formats, stderr, stdout, user_errors  # noqa: E402
+from .cli_io import _formats, chart_link, stderr, stdout, user_errors  # noqa: E402
 
 
 @app.command()
@@ -67,7 +67,8 @@ def analyze(
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
-        _emit(summary_md, lambda: result.markdown(top=rows or 10), result.input_paths)
+        _emit(summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(written, summary_md)),
+              result.input_paths)
         _emit(json_out, lambda: result.json(top=rows or 10), result.input_paths)
         if rows and str(json_out) != "-":
             print_summary(result.kernels, top=rows, console=stdout,

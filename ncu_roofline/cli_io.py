@@ -5,6 +5,7 @@ Its own module so that command modules (`cli.py`, `cli_model.py`) import it, nev
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from typing import Iterator, Optional
@@ -14,8 +15,9 @@ from rich.console import Console
 
 from .errors import InputError
 
-# Logs and pipes get a wide table instead of rich's 80-column default.
-stdout = Console(width=None if sys.stdout.isatty() else 160)
+# Logs and pipes get a wide table instead of rich's 80-column default, or the width COLUMNS asks for.
+_PIPE_WIDTH = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160
+stdout = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
 stderr = Console(stderr=True)
 
 
@@ -38,3 +40,17 @@ def user_errors() -> Iterator[None]:
 
 def _formats(value: Optional[str]) -> list[str]:
     return [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+
+
+def chart_link(written: list, summary: Optional[object]) -> Optional[str]:
+    """The chart a Markdown summary links to, relative to the summary's folder: the PNG when one was written
+    (it shows inline), else the HTML page; None without -o or when the summary goes to stdout."""
+    from pathlib import Path
+
+    if summary is None or str(summary) == "-":
+        return None
+    by_suffix = {Path(p).name: Path(p) for p in written}
+    target = by_suffix.get("roofline.png") or by_suffix.get("roofline.html")
+    if target is None:
+        return None
+    return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()

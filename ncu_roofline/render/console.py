@@ -8,36 +8,60 @@ from rich.console import Console
 from rich.table import Table
 
 from ..vocabulary import TERMS, UNITS
+from .labels import display_name
 from .names import short_kernel_name
 from .numbers import format_si as fmt_si
 
 
-def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "") -> Table:
-    table = Table(title=title or None, show_lines=False, header_style="bold")
-    for name, justify in (("#", "right"), ("kernel", "left"), ("launches", "right"), ("time", "right"),
-                          ("share", "right"), ("FLOP/s", "right"), ("AI dram", "right"), ("bound", "left"),
-                          ("of roof", "right"), ("headroom", "right"), ("status", "left")):
-        table.add_column(name, justify=justify, no_wrap=True,
-                         max_width=40 if name == "kernel" else (28 if name == "status" else None))
-    for row in kernels.head(top).itertuples(index=False):
-        table.add_row(
-            str(row.rank), short_kernel_name(str(row.kernel_name)), str(row.launches), fmt_si(row.time_s, "s"),
-            "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
-            "—" if pd.isna(row.ai_dram) else f"{row.ai_dram:.3g}", "—" if pd.isna(row.bound) else str(row.bound),
-            "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
-            _short_status(str(row.status)))
+# (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
+_COLUMNS = (("#", "right"), ("kernel", "left"), ("calls", "right"), ("time", "right"), ("share", "right"),
+            ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"))
+CAPTION = "calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof saves"
+MIN_NAME_WIDTH = 12
+MAX_NAME_WIDTH = 48
+
+
+def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
+    return [[
+        str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
+        "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
+        "—" if pd.isna(row.ai_dram) else f"{row.ai_dram:.3g}", "—" if pd.isna(row.bound) else str(row.bound),
+        "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
+    ] for row in kernels.head(top).itertuples(index=False)]
+
+
+def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120) -> Table:
+    """The ranked kernels in `width` columns: every number and the rank at full length, the names shortened to
+    what is left (statuses go under the table, see `status_notes`)."""
+    rows = _rows(kernels, top)
+    widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(_COLUMNS)]
+    fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(_COLUMNS) - 1)  # a space each side inside
+    name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))
+    table = Table(title=title or None, caption=CAPTION, show_lines=False, header_style="bold underline", box=None,
+                  pad_edge=False, caption_justify="left")
+    for i, (header, justify) in enumerate(_COLUMNS):
+        table.add_column(header, justify=justify, no_wrap=True,
+                         **({"max_width": name_width} if i == 1 else {"min_width": widths[i]}))
+    for row in rows:
+        row[1] = short_kernel_name(display_name(row[1]), name_width)
+        table.add_row(*row)
     return table
 
 
-def _short_status(status: str) -> str:
-    """The first note only; the whole status is in the Parquet tables and the JSON."""
-    first, _, rest = status.partition("; ")
-    first = first.split(" (", 1)[0]
-    return first + (" …" if rest else "")
+def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
+    """The listed kernels' statuses other than `ok`, in full, one line per distinct status naming its ranks:
+    a note under the table, never a cut cell."""
+    shown = kernels.head(top)
+    flagged = shown[shown["status"].astype("string").fillna("ok") != "ok"]
+    return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
+            for status, group in flagged.groupby("status", sort=False)]
 
 
 def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None) -> None:
-    (console or Console()).print(kernel_summary_table(kernels, top=top, title=title))
+    console = console or Console()
+    console.print(kernel_summary_table(kernels, top=top, title=title, width=console.width))
+    for line in status_notes(kernels, top=top):
+        console.print(line, markup=False, highlight=False)
 
 
 def gpu_table(rows: list[dict]) -> Table:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..vocabulary import LEVELS, ai_column, display
+from .labels import display_name, fold_inputs
 from .names import short_kernel_name
+from .numbers import format_number
 from .numbers import cell as _cell
 from .numbers import format_si as fmt_si
 from .numbers import pct as _pct
 
 
-def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10) -> str:
-    """The summary: totals, inputs, ceilings, then the first `top` ranked kernels."""
+def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
+                      gpu: str | None = None, chart: str | None = None) -> str:
+    """The summary: totals, the GPU and its ceiling source, inputs by file name, a link to the chart (`chart`: a
+    path relative to the summary, an image when it is a PNG), then the first `top` ranked kernels with their
+    intensity at every level and their bound."""
     total_time = float(kernels["time_s"].sum()) if len(kernels) else 0.0
     total_headroom = float(kernels["headroom_s"].sum()) if len(kernels) else 0.0
     not_ok = int((launches["status"] != "ok").sum())
@@ -23,16 +29,23 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         f"recoverable at the roofs {fmt_si(total_headroom, 's')}"
         + (f" ({total_headroom / total_time:.1%})" if total_time > 0 else "") + ".",
         "",
-        f"Inputs: {', '.join(f'`{path}`' for path in inputs)}. Ceilings: "
-        f"{', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none'}.",
+        f"GPU: **{_cell(gpu or 'unknown')}**, ceilings from "
+        f"{_cell(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
+        f"Inputs: `{_cell(fold_inputs(inputs))}`.",
         "",
-        "| # | kernel | launches | time | share | FLOP/s | bound | of roof | headroom |",
-        "|---:|---|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    if chart:
+        lines += [f"![roofline]({chart})" if chart.endswith(".png") else f"Chart: [{chart}]({chart})", ""]
+    lines += [
+        "| # | kernel | launches | time | share | FLOP/s | "
+        + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |",
+        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|",
     ]
     for row in kernels.head(top).itertuples(index=False):
         lines.append(
-            f"| {row.rank} | `{_cell(short_kernel_name(str(row.kernel_name)))}` | {row.launches} | "
+            f"| {row.rank} | `{_cell(short_kernel_name(display_name(str(row.kernel_name))))}` | {row.launches} | "
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
+            + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
             f"{fmt_si(row.headroom_s, 's')} |")
     if not_ok:
