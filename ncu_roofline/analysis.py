@@ -110,7 +110,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
             clock: str = "measured", group_by_nvtx: bool = False, group_by_op: bool = False,
             nvtx_include: str | None = None,
             catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
-            points: str | Path | None = None) -> Analysis:
+            points: str | Path | None = None, kernel: str | None = None, exclude: str | None = None,
+            sort: str = "headroom") -> Analysis:
     """Analyse ncu exports or reports: one Analysis for all the inputs together.
 
     `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
@@ -150,6 +151,11 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     kernel_values = evaluate(kernel_raw, catalogue, options)
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    if kernel is not None or exclude is not None or sort != "headroom":  # --kernel/--exclude/--sort (select.py)
+        from .select import select_kernels, select_launches
+
+        kernels = select_kernels(kernels, kernel=kernel, exclude=exclude, sort=sort)
+        launch_table = select_launches(launch_table, kernels)
     model_points = model_pairs = None
     if model_input is not None:
         from .model.match import match_pairs, model_columns, place_on_run
@@ -163,7 +169,9 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
                  "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include,
                  **({"group_by_op": True} if group_by_op else {}),
-                 **({"points": str(points)} if points is not None else {})},
+                 **({"points": str(points)} if points is not None else {}),
+                 **{k: v for k, v in (("kernel", kernel), ("exclude", exclude)) if v is not None},
+                 **({"sort": sort} if sort != "headroom" else {})},
         model_points=model_points, model_pairs=model_pairs,
     )
 

@@ -47,6 +47,9 @@ def analyze(
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
     points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
                                                                  "[, kernel regex]) drawn beside the kernels."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernel groups whose name matches this regex."),
+    exclude: Optional[str] = typer.Option(None, "--exclude", help="Leave out kernel groups matching this regex."),
+    sort: str = typer.Option("headroom", "--sort", help="Rank by 'headroom', 'time' or 'fraction' (lowest first)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -58,7 +61,8 @@ def analyze(
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   group_by_op=group_by == "op",
-                                  nvtx_include=nvtx_include, progress=progress, points=points)
+                                  nvtx_include=nvtx_include, progress=progress, points=points, kernel=kernel,
+                                  exclude=exclude, sort=sort)
         if result.model_points is not None:
             unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
             if unmatched:
@@ -73,7 +77,7 @@ def analyze(
         if rows and str(json_out) != "-":
             print_summary(result.kernels, top=rows, console=stdout,
                           title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
-                                f"top {min(rows, len(result.kernels))} by headroom")
+                                f"top {min(rows, len(result.kernels))} by {sort}")
             if result.model_points is not None:
                 from .render.model_console import model_match_table
 
@@ -84,6 +88,18 @@ def analyze(
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
             webbrowser.open((out / "roofline.html").resolve().as_uri())
+
+
+@app.command()
+def show(
+    outdir: Path = typer.Argument(..., help="A folder `analyze -o` wrote."),
+    kernel: str = typer.Argument(..., help="The kernel group: its rank, or a regex matching one name."),
+) -> None:
+    """One kernel group's drill-down: launches, derived numbers with their definitions, roofs and sources."""
+    from .render.drilldown import print_drilldown
+
+    with user_errors():
+        print_drilldown(outdir, kernel, stdout)
 
 
 @app.command()
