@@ -1,0 +1,92 @@
+"""Controls users expect (--kernel, --exclude, --sort, show) and summaries at any width (#15 items 8, 9).
+
+The 5-kernel example (fixtures/example_h100_raw.csv) by headroom: 1 stencil_fp64 (335 µs), 2 cutlass::Kernel
+(315 µs), 3 vectorized_elementwise_kernel (42 µs), 4 softmax_warp_forward (29 µs), 5 elementwise_kernel (14 µs);
+times 410, 850, 240, 45, 80 µs; roofline fractions 0.184, 0.629, 0.824, 0.362, 0.824.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from ncu_roofline import analyze
+from ncu_roofline.cli import app
+from ncu_roofline.errors import InputError
+from ncu_roofline.render.console import kernel_summary_table, status_notes
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example_h100_raw.csv"
+
+
+@pytest.fixture(scope="module")
+def example():
+    return analyze(EXAMPLE)
+
+
+def test_kernel_and_exclude_filter_groups_and_renumber_ranks():
+    kept = analyze(EXAMPLE, kernel="elementwise", exclude="vectorized").kernels
+    # "elementwise" is in ranks 3 and 5; "vectorized" drops rank 3: only the copy kernel is left, now rank 1.
+    assert kept["rank"].tolist() == [1] and kept["kernel_name"].str.contains("copy_kernel_impl").all()
+    assert kept["time_share"].iloc[0] == pytest.approx(80 / (410 + 850 + 240 + 45 + 80), rel=1e-3)  # of the run
+
+
+def test_sort_by_time_and_by_fraction(example):
+    by_time = analyze(EXAMPLE, sort="time").kernels
+    assert by_time["time_s"].round(6).tolist() == [0.00085, 0.00041, 0.00024, 0.00008, 0.000045]
+    by_fraction = analyze(EXAMPLE, sort="fraction").kernels
+    assert by_fraction["kernel_name"].iloc[0].startswith("stencil_fp64")  # 0.184: furthest below its roof
+    assert by_fraction["roofline_fraction"].is_monotonic_increasing
+
+
+def test_a_filter_that_keeps_nothing_or_is_no_regex_is_refused():
+    with pytest.raises(InputError, match="no kernel group left"):
+        analyze(EXAMPLE, kernel="no_such_kernel")
+    with pytest.raises(InputError, match="not a regular expression"):
+        analyze(EXAMPLE, exclude="(")
+    with pytest.raises(InputError, match="--sort must be one of"):
+        analyze(EXAMPLE, sort="name")
+
+
+@pytest.mark.parametrize("width", [100, 120])
+def test_terminal_table_keeps_every_number_and_the_rank_at_any_width(example, width):
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console.print(kernel_summary_table(example.kernels, top=5, width=width))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    rows = [line for line in text.splitlines() if re.match(r"^[1-5] ", line)]
+    assert [int(line.split()[0]) for line in rows] == [1, 2, 3, 4, 5]
+    # Rank 1: 410 µs, headroom 335 µs, 18.4 % of roof: whole, never cut.
+    assert "410 µs" in rows[0] and "335 µs" in rows[0] and "18.4%" in rows[0]
+    assert "…" not in "".join(line.split("  ")[-1] for line in rows)  # the last column (headroom) is whole
+
+
+def test_statuses_are_notes_under_the_table_grouped_by_text(example):
+    table = example.kernels.assign(status=["ok", "missing bytes_l1", "ok", "missing bytes_l1", "no FLOPs"])
+    assert status_notes(table, top=5) == ["status of #2, #4: missing bytes_l1", "status of #5: no FLOPs"]
+
+
+def test_show_prints_one_kernels_drilldown(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(app, ["analyze", str(EXAMPLE), "-o", str(tmp_path / "out"), "--rows", "0"]).exit_code == 0
+    result = runner.invoke(app, ["show", str(tmp_path / "out"), "softmax"], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("#4 void softmax_warp_forward<c10::Half, c10::Half, float, 10>")
+    assert "flop_total / time_s" in result.output and "roofs from" in result.output and "1 launch rows" in result.output
+    ambiguous = runner.invoke(app, ["show", str(tmp_path / "out"), "elementwise"])
+    assert ambiguous.exit_code == 2 and "matches 2 kernel groups" in ambiguous.output
+
+
+def test_markdown_links_the_chart_relative_to_the_summary_and_names_the_gpu(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["analyze", str(EXAMPLE), "-o", str(tmp_path / "out"), "--format", "png",
+                                 "--summary-md", str(tmp_path / "summary.md"), "--rows", "3"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "summary.md").read_text()
+    assert "![roofline](out/roofline.png)" in text
+    assert "GPU: **NVIDIA H100 PCIe**" in text and "Inputs: `example_h100_raw.csv`" in text
+    assert str(tmp_path) not in text  # file names, never absolute paths
+    assert "| AI DRAM | AI L2 | AI L1 | bound |" in text
