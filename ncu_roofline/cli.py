@@ -120,6 +120,7 @@ def compare(
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from . import analyze as run_analysis
@@ -144,7 +145,8 @@ def compare(
         if out is not None:
             written = write_comparison(out, kernels=result.kernels, totals=result.totals, info=info,
                                        base_kernels=result.base.kernels, head_kernels=result.head.kernels,
-                                       ctx=result.chart_context(top), inputs=result.input_paths)
+                                       ctx=result.chart_context(top), inputs=result.input_paths,
+                                       formats=["vl.json", "html", *_formats(fmt)])
         _emit(summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10),
               result.input_paths)
         _emit(json_out, lambda: comparison_json(result.kernels, result.totals, info), result.input_paths)

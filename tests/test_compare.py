@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -358,7 +359,17 @@ def test_cli_outputs(tmp_path):
 def test_chart_arrows_use_head_roofs_and_dram_intensity(comparison):
     from ncu_roofline.render.compare_chart import arrow_rows
 
-    arrows = arrow_rows(comparison.kernels, top=20)
+    # The fixture holds DRAM bytes only; give the head run an L2 intensity of half its DRAM one (twice the bytes).
+    head = comparison.head.kernels.assign(ai_l2=comparison.head.kernels["ai_dram"] / 2)
+    every_level = arrow_rows(comparison.kernels, 20, comparison.base.kernels, head)
+    assert set(every_level["level"]) == {"DRAM", "L2", "L1"}
+    # L2 and L1 ends come from each run's kernel table by rank: every drawn L2 head end is half its DRAM one.
+    l2 = every_level[every_level["level"] == "L2"].set_index("key")
+    dram = every_level[every_level["level"] == "DRAM"].set_index("key")
+    drawn = l2.index[l2["has_head"]]
+    assert len(drawn) >= 2 and np.allclose(l2.loc[drawn, "x_head"], dram.loc[drawn, "x_head"] / 2)
+    assert not every_level.loc[every_level["level"] == "L1", "has_head"].any()  # no L1 bytes: nothing drawn
+    arrows = every_level[every_level["level"] == "DRAM"]
     gemm = arrows[(arrows["kernel_name"] == GEMM) & (arrows["shape"] == "(64, 1, 1) × (128, 1, 1)")].iloc[0]
     # AI DRAM = 5e8 FLOP / 60e6 B = 8.33 in both runs; the arrow goes straight up from 5 to 6.25 TFLOP/s
     assert gemm["x_base"] == pytest.approx(5e8 / 60e6) and gemm["x_head"] == pytest.approx(5e8 / 60e6)

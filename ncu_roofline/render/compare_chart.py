@@ -1,10 +1,11 @@
-"""The before → after roofline: one arrow per kernel, from its base point to its head point at DRAM intensity.
+"""The before → after roofline: per kernel and memory level, an arrow from its base point to its head point.
 
-One level only (DRAM) so an arrow reads as one kernel's move; the roofs are the head run's, drawn by the
-analyze chart's own helpers (`chart_data` computes roofs, labels and domains; only the marks are new here), so
-both charts agree on where a roof is. A hollow circle is the base point, the arrowhead the head point; added
-kernels are a lone head point, removed ones a lone base point. Kernels with no FLOPs or no DRAM intensity cannot
-sit on log axes and are counted in the subtitle.
+All three levels, as the analyze chart draws them (DRAM circle, L2 square, L1 triangle for the base point, the
+arrowhead at the head point); the roofs are the head run's, drawn by the analyze chart's own helpers
+(`chart_data` computes roofs, labels and domains; only the marks are new here), so both charts agree on where a
+roof is. Added kernels are a lone head point, removed ones a lone base point. A level's intensity comes from the
+comparison table (DRAM) or from each run's kernel table by rank (L2, L1). Kernels with no FLOPs or no intensity
+cannot sit on log axes and are counted in the subtitle.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
-from ..vocabulary import AI_OFF_CHIP, LEVELS, PEAK_COLUMNS, ai_column
+from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
+from ..vocabulary import AI_OFF_CHIP, LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
 from .numbers import format_si
 
@@ -27,34 +28,51 @@ VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral":
                    "removed": "#9467bd"}
 _TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
                    ("match", "match"), ("time", "time"), ("time_change", "time change"), ("performance", "FLOP/s"),
-                   ("ai", "AI DRAM (FLOP/B)"), ("fraction", "of roof"), ("bound", "bound"))
+                   ("level", "level"), ("ai", "AI at this level (FLOP/B)"), ("fraction", "of roof"), ("bound", "bound"))
 
 
 def _roof_frame(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.DataFrame:
     """A kernel table `chart_data` can read: head rows carry the roofs, base rows only widen the domain.
 
-    Base rows lose their peaks, so the shared roofs are the head run's alone; L2 and L1 intensities are dropped,
-    so the domain is fitted to the DRAM points this chart draws.
+    Base rows lose their peaks, so the shared roofs are the head run's alone; every level's intensity stays, so
+    the domain fits all the points this chart draws.
     """
     base = base_kernels.copy()
     for column in PEAK_COLUMNS:
         if column in base:
             base[column] = np.nan
     frame = pd.concat([head_kernels, base], ignore_index=True)
-    for level in LEVELS[1:]:
-        frame[ai_column(level)] = np.nan
     frame["rank"] = np.arange(1, len(frame) + 1)
     return frame
 
 
-def arrow_rows(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
-    """One row per drawn kernel (the first `top` of the comparison, largest change first) with both ends."""
+def _level_ai(rows: pd.DataFrame, level: str, side: str, kernels: pd.DataFrame | None) -> pd.Series:
+    """A level's intensity for one side: the comparison's own column (DRAM), else the run's table by rank."""
+    own = f"{ai_column(level)}_{side}"
+    if own in rows:
+        return pd.to_numeric(rows[own], errors="coerce").astype(float)
+    if kernels is None or ai_column(level) not in kernels:
+        return pd.Series(np.nan, index=rows.index, dtype=float)
+    by_rank = kernels.set_index("rank")[ai_column(level)]
+    return pd.to_numeric(rows[f"rank_{side}"].map(by_rank), errors="coerce").astype(float)
+
+
+def arrow_rows(comparison_kernels: pd.DataFrame, top: int, base_kernels: pd.DataFrame | None = None,
+               head_kernels: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per drawn kernel and level (the first `top` kernels of the comparison, largest change first)."""
+    frames = [_arrow_rows(comparison_kernels, top, level, base_kernels, head_kernels) for level in LEVELS]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_kernels: pd.DataFrame | None,
+                head_kernels: pd.DataFrame | None) -> pd.DataFrame:
     rows = comparison_kernels.head(top).reset_index(drop=True)
+    ai = {"base": _level_ai(rows, level, "base", base_kernels), "head": _level_ai(rows, level, "head", head_kernels)}
 
     def drawable(side: str) -> pd.Series:
-        ai = pd.to_numeric(rows[f"{AI_OFF_CHIP}_{side}"], errors="coerce").astype(float)
+        ai_side = ai[side]
         perf = pd.to_numeric(rows[f"flop_per_s_{side}"], errors="coerce").astype(float)
-        return (np.isfinite(ai) & (ai > 0) & np.isfinite(perf) & (perf > 0)).astype(bool)
+        return (np.isfinite(ai_side) & (ai_side > 0) & np.isfinite(perf) & (perf > 0)).astype(bool)
 
     def both(column: str, fmt) -> list[str]:
         return [f"{fmt(b)} → {fmt(h)}" for b, h in zip(rows[f"{column}_base"], rows[f"{column}_head"])]
@@ -73,11 +91,13 @@ def arrow_rows(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
         "time": both("time_s", lambda v: format_si(v, "s")),
         "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
         "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
-        "ai": both(AI_OFF_CHIP, lambda v: "—" if pd.isna(v) else f"{v:.3g}"),
+        "level": display(level),
+        "ai": [f"{'—' if pd.isna(b) else f'{b:.3g}'} → {'—' if pd.isna(h) else f'{h:.3g}'}"
+               for b, h in zip(ai["base"], ai["head"])],
         "fraction": both("roofline_fraction", pct),
         "bound": both("bound", lambda v: "—" if pd.isna(v) else str(v)),
-        "x_base": rows[f"{AI_OFF_CHIP}_base"].astype(float), "y_base": rows["flop_per_s_base"].astype(float),
-        "x_head": rows[f"{AI_OFF_CHIP}_head"].astype(float), "y_head": rows["flop_per_s_head"].astype(float),
+        "x_base": ai["base"], "y_base": rows["flop_per_s_base"].astype(float),
+        "x_head": ai["head"], "y_head": rows["flop_per_s_head"].astype(float),
         "has_base": drawable("base").to_numpy(), "has_head": drawable("head").to_numpy(),
     })
     return frame
@@ -105,7 +125,7 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     roofs = chart_data(_roof_frame(base_kernels, head_kernels), ChartContext(
         gpu=ctx.gpu, ceiling_source=ctx.ceiling_source, clock=ctx.clock, inputs=ctx.inputs,
         top=len(base_kernels) + len(head_kernels) or 1))
-    arrows = arrow_rows(comparison_kernels, ctx.top)
+    arrows = arrow_rows(comparison_kernels, ctx.top, base_kernels, head_kernels)
     arrows["angle"] = _arrowhead_angles(arrows, roofs.x_domain, roofs.y_domain)
     moved = arrows["has_base"] & arrows["has_head"] & ((arrows["x_base"] != arrows["x_head"])
                                                        | (arrows["y_base"] != arrows["y_head"]))
@@ -113,7 +133,7 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
 
     x_scale = alt.Scale(type="log", domain=list(roofs.x_domain))
     y_scale = alt.Scale(type="log", domain=list(roofs.y_domain))
-    x_title, y_title = "arithmetic intensity, DRAM (FLOP/byte)", "performance (FLOP/s)"
+    x_title, y_title = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
     verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[arrows["has_base"] | arrows["has_head"],
                                                                   "verdict"])]
     colour = alt.Color("verdict:N", title="verdict",
@@ -126,13 +146,10 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
         x=alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~g")),
         y=alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s")),
         detail="roof:N", color=alt.Color("colour:N", scale=None), tooltip=[alt.Tooltip("label:N", title="roof")])
-    roof_labels = alt.Chart(roofs.roof_labels).mark_text(
-        clip=True, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11, fontWeight="bold",
+    roof_labels = alt.Chart(roofs.roof_labels).mark_text(  # centred where chart_layout placed them
+        clip=True, align="center", baseline="middle", fontSize=11, fontWeight="bold",
     ).encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale), text="label:N",
              color=alt.Color("colour:N", scale=None), angle=alt.Angle("angle:Q", scale=None))
-    memory_labels = roof_labels.transform_filter("datum.kind === 'memory'").mark_text(
-        clip=True, align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold")
-    compute_labels = roof_labels.transform_filter("datum.kind === 'compute'")
 
     base_x, base_y = alt.X("x_base:Q", scale=x_scale, title=x_title), alt.Y("y_base:Q", scale=y_scale, title=y_title)
     head_x, head_y = alt.X("x_head:Q", scale=x_scale, title=x_title), alt.Y("y_head:Q", scale=y_scale, title=y_title)
@@ -140,25 +157,30 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     source = alt.Chart(arrows)
     rules = source.transform_filter("datum.has_base && datum.has_head").mark_rule(clip=True, strokeWidth=2).encode(
         x=base_x, y=base_y, x2="x_head:Q", y2="y_head:Q", color=colour, opacity=emphasis, tooltip=tooltip)
+    shown = arrows.loc[arrows["has_base"] | arrows["has_head"], "level"]
+    levels = [display(level) for level in LEVELS if display(level) in set(shown)] or [display(LEVELS[0])]
     base_points = source.transform_filter("datum.has_base").mark_point(clip=True, filled=False, size=60,
                                                                        strokeWidth=1.5).encode(
-        x=base_x, y=base_y, color=colour, opacity=emphasis, tooltip=tooltip)
+        x=base_x, y=base_y, color=colour, opacity=emphasis, tooltip=tooltip,
+        shape=alt.Shape("level:N", title="level (base point)",
+                        scale=alt.Scale(domain=levels, range=[LEVEL_SHAPES[level] for level in levels])))
     head_points = source.transform_filter("datum.has_head").mark_point(clip=True, filled=True, size=110).encode(
         x=head_x, y=head_y, color=colour, shape=alt.Shape("head_shape:N", scale=None),
         angle=alt.Angle("angle:Q", scale=None), opacity=emphasis, tooltip=tooltip,
     ).add_params(hover, zoom)
-    labels = source.transform_filter("datum.has_head").mark_text(
+    labels = source.transform_filter(f"datum.has_head && datum.level === '{display(LEVELS[0])}'").mark_text(
         clip=True, align="left", baseline="middle", dx=8, fontSize=9).encode(
         x=head_x, y=head_y, text="label:N", opacity=emphasis)
 
-    drawn = int((arrows["has_base"] | arrows["has_head"]).sum())
+    drawn = int((arrows["has_base"] | arrows["has_head"]).groupby(arrows["key"]).any().sum())
     left_out = len(comparison_kernels) - drawn
     subtitle = [f"Roofs of the head run: {ctx.ceiling_source} · clock: {ctx.clock}",
                 " → ".join(ctx.inputs) or "—",
                 f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
-                + (f"; {left_out} left out (zero FLOPs, no DRAM intensity, or beyond the top {ctx.top})"
+                + (f"; {left_out} left out (zero FLOPs, no intensity, or beyond the top {ctx.top})"
                    if left_out else "")]
-    return alt.layer(roof_lines, memory_labels, compute_labels, rules, base_points, head_points, labels).properties(
+    return alt.layer(roof_lines, roof_labels, rules, base_points, head_points, labels).resolve_scale(
+        shape="independent").properties(
         width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
         title=alt.TitleParams(f"Roofline before → after — {ctx.gpu}", subtitle=subtitle, anchor="start"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from .parquet import parquet_bytes
 
 def write_comparison(outdir: Path, *, kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any],
                      base_kernels: pd.DataFrame, head_kernels: pd.DataFrame, ctx: ChartContext,
-                     inputs: list[Path]) -> list[Path]:
+                     inputs: list[Path], formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
     """Write the comparison's files into `outdir` and return their paths, in the order written.
 
     `info` is `Comparison.info()`; `ctx.inputs` names the two runs; `inputs` are never written over.
@@ -27,4 +28,4 @@ def write_comparison(outdir: Path, *, kernels: pd.DataFrame, totals: pd.DataFram
         write_atomic(outdir / "compare.json", comparison_json(kernels, totals, info).encode(), inputs=inputs),
     ]
     chart = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
-    return written + write_compare_chart(chart, outdir)
+    return written + write_compare_chart(chart, outdir, formats)
