@@ -64,6 +64,11 @@ def analyze(
     summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    history: Optional[Path] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
+                                                                "environment, e.g. GITHUB_RUN_ID-ATTEMPT)."),
+    label: List[str] = typer.Option([], "--label", help="Label the run in --history, repeatable: key=value."),
+    replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -72,12 +77,24 @@ def analyze(
     with user_errors():
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+        if history is not None:  # a bad run id or label fails before any input is read
+            from .history import check_run_id, default_run_id, parse_labels
+
+            run_id, labels = check_run_id(run_id) if run_id else default_run_id(), parse_labels(label)
+            if not replace:
+                from .history import refuse_existing
+
+                refuse_existing(history, run_id)
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   nvtx_include=nvtx_include, progress=progress)
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
+        if history is not None:
+            from .history import append_analysis
+
+            append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
         if summary_md is not None:
             from .render.markdown import analysis_markdown
             from .render.files import write_atomic
@@ -100,6 +117,8 @@ def analyze(
                           title=f"{len(result.kernels)} kernels, {n_launches} launches — top {min(rows, len(result.kernels))} by headroom")
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
+            if history is not None:
+                stdout.print(f"appended run {run_id} to {history}", highlight=False)
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -231,6 +250,11 @@ def _progress(inputs: list[Path]) -> Iterator[object]:
 def _inputs(comparison) -> list[Path]:
     """Input files of both runs: summaries must never be written over them."""
     return [Path(f.path) for f in (*comparison.base.inputs, *comparison.head.inputs)]
+
+
+from .cli_history import register as _register_history  # noqa: E402  (history, batch: thin like the rest)
+
+_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr)
 
 
 def main() -> None:

@@ -100,6 +100,17 @@ def run_ids(directory: Path) -> set[str]:
     return {p.parent.name.removeprefix("run_id=") for p in root.glob(f"run_id=*/{PART_GLOB}")}
 
 
+def refuse_existing(directory: Path, run_id: str) -> None:
+    """Fail early (before a long read) when `run_id` is already in the history."""
+    if any((Path(directory) / name / f"run_id={run_id}").glob(PART_GLOB) for name in TABLES):
+        _refuse(Path(directory), run_id)
+
+
+def _refuse(directory: Path, run_id: str) -> None:
+    raise InputError(directory, f"run id {run_id!r} is already in the history; give another --run-id, or "
+                                "--replace to overwrite it")
+
+
 def run_rows(table: pd.DataFrame, *, metadata: Mapping[str, str], labels: Mapping[str, str],
              run_time: datetime) -> pd.DataFrame:
     """`table` with the run's context columns in front (see the module docstring)."""
@@ -131,8 +142,7 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
     folders = {name: directory / name / f"run_id={run_id}" for name in TABLES}
     old = {name: sorted(folder.glob(PART_GLOB)) if folder.is_dir() else [] for name, folder in folders.items()}
     if (old["kernels"] or old["launches"]) and not replace:
-        raise InputError(directory, f"run id {run_id!r} is already in the history; give another --run-id, or "
-                                    "--replace to overwrite it")
+        _refuse(directory, run_id)
     file_meta = {**metadata, "ncu_roofline.history.schema_version": HISTORY_SCHEMA_VERSION,
                  "ncu_roofline.history.run_id": run_id}
     payloads = {name: _parquet(run_rows(frame, metadata=metadata, labels=labels or {}, run_time=run_time),
