@@ -102,7 +102,7 @@ def run_ids(directory: Path) -> set[str]:
 
 def refuse_existing(directory: Path, run_id: str) -> None:
     """Fail early (before a long read) when `run_id` is already in the history."""
-    if any((Path(directory) / name / f"run_id={run_id}").glob(PART_GLOB) for name in TABLES):
+    if any(any((Path(directory) / name / f"run_id={run_id}").glob(PART_GLOB)) for name in TABLES):
         _refuse(Path(directory), run_id)
 
 
