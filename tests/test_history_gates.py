@@ -180,3 +180,17 @@ def test_label_filter_and_the_outputs(tmp_path):
     assert "cdn.jsdelivr" not in (out / "history.html").read_text()  # offline
     markdown = (tmp_path / "summary.md").read_text()
     assert "| `gemm` (64,1,1)×(128,1,1) | 3 |" in markdown and "+2.0%" in markdown
+
+
+def test_history_json_follows_the_documented_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from test_compare import _documented_schema
+
+    build(tmp_path, [1.0, 1.0, 1.0, 1.0, 1.2, 1.4])
+    result = runner.invoke(app, ["history", str(tmp_path), "--json", "-", "--fail-on", "time_s>+5%"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    jsonschema.Draft7Validator(_documented_schema("history")).validate(payload)
+    again = runner.invoke(app, ["history", str(tmp_path), "--json", "-", "--fail-on", "time_s>+5%"])
+    assert again.stdout == result.stdout  # deterministic: the run times are the dataset's own
+    assert payload["runs"][0]["run_time"] == "2026-03-01T00:00:00+00:00"
