@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .errors import InputError
 from .render.files import write_atomic
@@ -259,7 +257,3 @@ def _label_filter(labels: Mapping[str, str]) -> tuple[str, list[str]]:
     params = [item for key, value in sorted(labels.items()) for item in (f'$."{key}"', value)]
     return "WHERE " + " AND ".join(clauses), params
 
-
-def read_parts(paths: list[Path]) -> pa.Table:
-    """The rows of some part files (tests and tools that want one run without DuckDB)."""
-    return pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default")

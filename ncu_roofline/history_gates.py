@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .gates import _OPERATORS as OPERATORS
 from .gates import Gate, GateResult, _plain
 
 BANDS = ("minmax", "mad")
@@ -49,25 +50,45 @@ class BandOptions:
 
 def band_of(values: np.ndarray, options: BandOptions) -> tuple[float, float]:
     """(low, high) of the known values; (nan, nan) when there are none."""
-    known = values[~np.isnan(values)]
-    if not len(known):
-        return np.nan, np.nan
+    low, high = bands(np.asarray(values, dtype="float64").reshape(1, -1), options)
+    return float(low[0]), float(high[0])
+
+
+def bands(window: np.ndarray, options: BandOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of `window` (series × runs, NaN where a kernel was absent): the band's low and high edges."""
+    low = np.full(window.shape[0], np.nan)
+    high = low.copy()
+    known = ~np.isnan(window).all(axis=1) if window.shape[1] else np.zeros(window.shape[0], bool)
+    rows = window[known]
     if options.band == "minmax":
-        return float(known.min()), float(known.max())
-    median = float(np.median(known))
-    spread = options.k * MAD_TO_SIGMA * float(np.median(np.abs(known - median)))
-    return median - spread, median + spread
+        low[known], high[known] = np.nanmin(rows, axis=1), np.nanmax(rows, axis=1)
+    else:
+        median = np.nanmedian(rows, axis=1)
+        spread = options.k * MAD_TO_SIGMA * np.nanmedian(np.abs(rows - median[:, None]), axis=1)
+        low[known], high[known] = median - spread, median + spread
+    return low, high
 
 
-def outside(value: float, low: float, high: float) -> tuple[float, float]:
-    """(change, change_pct) of `value` outside [low, high]: 0 inside, signed distance to the crossed edge."""
-    if np.isnan(value) or np.isnan(low) or np.isnan(high):
-        return np.nan, np.nan
-    edge = high if value > high else low if value < low else None
-    if edge is None:
-        return 0.0, 0.0
-    change = value - edge
-    return change, (100.0 * change / abs(edge) if edge != 0 else np.nan)
+def outside(value, low, high) -> tuple[np.ndarray, np.ndarray]:
+    """(change, change_pct) of `value` outside [low, high]: 0 inside, else the signed distance to the crossed edge
+    and that distance in percent of |edge|; NaN where anything is unknown. Works on scalars and arrays."""
+    value, low, high = (np.asarray(x, dtype="float64") for x in (value, low, high))
+    edge = np.where(value > high, high, np.where(value < low, low, np.nan))
+    change = np.where(np.isnan(edge), 0.0, value - edge)
+    change = np.where(np.isnan(value) | np.isnan(low) | np.isnan(high), np.nan, change)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where(np.isnan(edge), 0.0, 100.0 * change / np.abs(edge))
+    pct = np.where(np.isnan(change) | ~np.isfinite(pct), np.nan, pct)
+    return change, pct
+
+
+def fails(gate: Gate, change: np.ndarray, pct: np.ndarray) -> np.ndarray:
+    """Gate.fails over arrays: 1.0 failed, 0.0 passed, NaN not judged (the value is unknown)."""
+    value = np.asarray(pct if gate.relative else change, dtype="float64")
+    judged = np.isfinite(value)
+    failed = np.zeros(value.shape, bool)
+    failed[judged] = OPERATORS[gate.op](value[judged], gate.threshold)
+    return np.where(judged, failed.astype("float64"), np.nan)
 
 
 def judge(gate: Gate, wide: pd.DataFrame, identity: pd.DataFrame, run_ids: list[str],
@@ -76,34 +97,34 @@ def judge(gate: Gate, wide: pd.DataFrame, identity: pd.DataFrame, run_ids: list[
     the newest run). `identity` (same index) gives each failure its kernel name and shape.
 
     Returns the gate's result and one row per judged series: `low`, `high`, `newest`, `change`, `change_pct`,
-    `failed`, `since_run_id`.
+    `failed` (None: not judged), `since_run_id`, `window_runs`.
     """
     values = wide.to_numpy(dtype="float64")
     newest_col = values.shape[1] - 1
-    window = values[:, max(0, newest_col - options.window):newest_col]
-    rows = []
-    for position, series_id in enumerate(wide.index):
-        low, high = band_of(window[position], options)
-        newest = values[position, newest_col]
-        change, pct = outside(newest, low, high)
-        verdict = gate.fails(change, pct)
-        since = _since(gate, values[position], options) if verdict else None
-        rows.append({"series_id": series_id, "low": low, "high": high, "newest": newest, "change": change,
-                     "change_pct": pct, "failed": verdict, "since_run_id": run_ids[since] if since is not None
-                     else None, "window_runs": int((~np.isnan(window[position])).sum())})
-    table = pd.DataFrame(rows, columns=["series_id", "low", "high", "newest", "change", "change_pct", "failed",
-                                        "since_run_id", "window_runs"])
+    window = values[:, max(0, newest_col - options.window):max(newest_col, 0)]
+    low, high = bands(window, options)
+    newest = values[:, newest_col] if newest_col >= 0 else np.full(len(wide), np.nan)
+    change, pct = outside(newest, low, high)
+    verdict = fails(gate, change, pct)
+    table = pd.DataFrame({"series_id": wide.index, "low": low, "high": high, "newest": newest, "change": change,
+                          "change_pct": pct,
+                          "failed": pd.array([None if np.isnan(v) else bool(v) for v in verdict], dtype="boolean"),
+                          "since_run_id": pd.array([None] * len(wide), dtype="string"),
+                          "window_runs": (~np.isnan(window)).sum(axis=1)})
     failures = []
-    for row in table[table["failed"] == True].itertuples(index=False):  # noqa: E712 (None is "not judged")
-        who = identity.loc[row.series_id] if row.series_id in identity.index else {}
+    for position in np.flatnonzero(verdict == 1.0):  # the failing kernels only: a handful
+        since = run_ids[_since(gate, values[position], options)]
+        table.loc[position, "since_run_id"] = since
+        series_id = wide.index[position]
+        who = identity.loc[series_id] if series_id in identity.index else {}
         failures.append({
             "kernel_name": _plain(who.get("kernel_name", "total")), "grid": _plain(who.get("grid")),
             "block": _plain(who.get("block")), "nvtx_range": _plain(who.get("nvtx_range")),
-            "newest": _plain(row.newest), "band_low": _plain(row.low), "band_high": _plain(row.high),
-            "window_runs": row.window_runs, "change": _plain(row.change), "change_pct": _plain(row.change_pct),
-            "newest_run_id": run_ids[newest_col], "since_run_id": row.since_run_id,
+            "newest": _plain(newest[position]), "band_low": _plain(low[position]), "band_high": _plain(high[position]),
+            "window_runs": int(table["window_runs"].iloc[position]), "change": _plain(change[position]),
+            "change_pct": _plain(pct[position]), "newest_run_id": run_ids[newest_col], "since_run_id": since,
         })
-    judged = table["failed"].notna()
+    judged = ~np.isnan(verdict)
     return GateResult(gate, checked=int(judged.sum()), skipped=int((~judged).sum()), failures=failures), table
 
 
@@ -115,8 +136,7 @@ def _since(gate: Gate, values: np.ndarray, options: BandOptions) -> int | None:
         reference = values[max(0, candidate - options.window):candidate]
         low, high = band_of(reference, options)
         streak = values[candidate:newest + 1]
-        verdicts = [gate.fails(*outside(v, low, high)) for v in streak]
-        if not all(verdicts):
+        if not (fails(gate, *outside(streak, low, high)) == 1.0).all():
             break
         start = candidate
     return start

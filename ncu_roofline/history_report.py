@@ -20,7 +20,7 @@ from .compare import run_totals
 from .errors import InputError
 from .gates import Gate, GateResult, parse_gate
 from .history import connect, read_kernel_rows, read_runs
-from .history_gates import BandOptions, band_of, judge
+from .history_gates import BandOptions, bands, judge
 from .history_series import IDENTITY, VALUES, assign_series, summarise, wide_values
 
 
@@ -87,10 +87,9 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     run_ids = runs["run_id"].astype(str).tolist()
     time_wide = wide_values(series, "time_s", len(runs))
     window = time_wide.to_numpy(dtype="float64")[:, max(0, len(runs) - 1 - band.window):len(runs) - 1]
-    bands = pd.DataFrame([band_of(row, band) for row in window], index=time_wide.index,
-                         columns=["band_low", "band_high"]) if len(time_wide) else \
-        pd.DataFrame(columns=["band_low", "band_high"])
-    summary = summary.join(bands, on="series_id") if len(summary) else summary
+    low, high = bands(window, band)
+    time_bands = pd.DataFrame({"band_low": low, "band_high": high}, index=time_wide.index)
+    summary = summary.join(time_bands, on="series_id") if len(summary) else summary
     identity = summary.set_index("series_id") if len(summary) else pd.DataFrame()
     results, tables = [], {}
     for gate in parsed:
