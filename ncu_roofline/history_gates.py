@@ -59,6 +59,8 @@ def bands(window: np.ndarray, options: BandOptions) -> tuple[np.ndarray, np.ndar
     low = np.full(window.shape[0], np.nan)
     high = low.copy()
     known = ~np.isnan(window).all(axis=1) if window.shape[1] else np.zeros(window.shape[0], bool)
+    if not known.any():  # a first run, or kernels new in the newest run: nothing to judge against
+        return low, high
     rows = window[known]
     if options.band == "minmax":
         low[known], high[known] = np.nanmin(rows, axis=1), np.nanmax(rows, axis=1)

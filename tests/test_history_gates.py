@@ -194,3 +194,12 @@ def test_history_json_follows_the_documented_schema(tmp_path):
     again = runner.invoke(app, ["history", str(tmp_path), "--json", "-", "--fail-on", "time_s>+5%"])
     assert again.stdout == result.stdout  # deterministic: the run times are the dataset's own
     assert payload["runs"][0]["run_time"] == "2026-03-01T00:00:00+00:00"
+
+
+def test_a_single_run_has_no_band_and_nothing_is_judged(tmp_path):
+    build(tmp_path, [1.0])
+    history = load_history(tmp_path, gates=["time_s>+5%", "total:time_s>+5%"], band=BandOptions(band="mad"))
+    assert [(r.checked, r.skipped, r.passed) for r in history.gates] == [(0, 2, True), (0, 1, True)]
+    assert history.summary["band_low"].isna().all()
+    result = runner.invoke(app, ["history", str(tmp_path), "--last", "1", "--fail-on", "time_s>+5%"])
+    assert result.exit_code == 0 and "PASS time_s>+5% (0 kernels checked)" in result.stdout
