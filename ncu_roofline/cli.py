@@ -77,14 +77,10 @@ def analyze(
     with user_errors():
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
-        if history is not None:  # a bad run id or label fails before any input is read
-            from .history import check_run_id, default_run_id, parse_labels
+        if history is not None:  # a bad or taken run id, or a bad label, fails before any input is read
+            from .history import prepare_run
 
-            run_id, labels = check_run_id(run_id) if run_id else default_run_id(), parse_labels(label)
-            if not replace:
-                from .history import refuse_existing
-
-                refuse_existing(history, run_id)
+            run_id, labels = prepare_run(history, run_id, label, replace=replace)
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   nvtx_include=nvtx_include, progress=progress)

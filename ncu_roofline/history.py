@@ -98,6 +98,17 @@ def run_ids(directory: Path) -> set[str]:
     return {p.parent.name.removeprefix("run_id=") for p in root.glob(f"run_id=*/{PART_GLOB}")}
 
 
+def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, replace: bool = False
+                ) -> tuple[str, dict[str, str]]:
+    """The run id (given, or CI's default) and parsed labels of `analyze --history`, checked before the inputs are
+    read: a bad or taken run id fails in a second, not after a long read."""
+    run_id = check_run_id(run_id) if run_id else default_run_id()
+    parsed = parse_labels(labels)
+    if not replace:
+        refuse_existing(directory, run_id)
+    return run_id, parsed
+
+
 def refuse_existing(directory: Path, run_id: str) -> None:
     """Fail early (before a long read) when `run_id` is already in the history."""
     if any(any((Path(directory) / name / f"run_id={run_id}").glob(PART_GLOB)) for name in TABLES):
