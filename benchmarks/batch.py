@@ -81,6 +81,7 @@ def main() -> None:
     args = parser.parse_args()
 
     source = source_report()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ncu-roofline-batch-") as tmp:
         work = Path(tmp)
         reports = make_copies(source, work / "reports", args.reports)
@@ -91,10 +92,12 @@ def main() -> None:
         subset = reports[: min(args.loop_subset, len(reports))]
         loop_s = time_loop(subset, work / "loop-history")
     loop_all_s = loop_s / len(subset) * len(reports)
+    load_after = os.getloadavg()[0]
     lines = [
         SECTION, "",
         f"`python benchmarks/batch.py --reports {args.reports} --jobs {args.jobs} --loop-subset "
-        f"{len(subset)}` on {os.cpu_count()} CPUs (shared with other work; numbers vary by ~10-20 %).",
+        f"{len(subset)}` on {os.cpu_count()} CPUs, 1-minute load average {load_before:.1f} before and "
+        f"{load_after:.1f} after (the machine is shared: a load above the CPU count slows both sides alike).",
         f"Reports: {args.reports} copies of `{source.relative_to(ROOT.parent) if source == SAMPLE else source.name}` "
         f"({source.stat().st_size / 1e3:.0f} kB each).", "",
         "| how | reports | time | reports/s | per report |", "|---|---:|---:|---:|---:|",
