@@ -51,12 +51,15 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
                           and row.band_low > 0],
                          columns=["label", "run_id", "band_low", "band_high"])
     x = alt.X("run_id:O", sort=run_order, title="run (oldest → newest)", axis=alt.Axis(labelAngle=-45))
-    colour = alt.Color("label:N", title="kernel", sort=shown["label"].tolist())
+    # one legend for both layers, drawn opaque (the band's opacity would otherwise fade its symbols)
+    colour = alt.Color("label:N", title="kernel", sort=shown["label"].tolist(),
+                       legend=alt.Legend(symbolOpacity=1, symbolType="stroke", symbolStrokeWidth=3))
+    y_scale = alt.Scale(type="log", nice=False, padding=12)  # fit the drawn times, not whole decades
     band_title = "min–max" if band_name == "minmax" else "median ± k·MAD"
     band = alt.Chart(bands).mark_area(opacity=0.15).encode(
-        x=x, y=alt.Y("band_low:Q", scale=alt.Scale(type="log")), y2="band_high:Q", color=colour)
+        x=x, y=alt.Y("band_low:Q", scale=y_scale), y2="band_high:Q", color=colour)
     lines = alt.Chart(points).mark_line(point=True).encode(
-        x=x, y=alt.Y("time_s:Q", scale=alt.Scale(type="log"), title="GPU time per run (s, log)"), color=colour,
+        x=x, y=alt.Y("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), color=colour,
         tooltip=[alt.Tooltip("kernel:N", title="kernel"), alt.Tooltip("run_id:N", title="run"),
                  alt.Tooltip("time_s:Q", title="time (s)", format=".3~g"),
                  alt.Tooltip("roofline_fraction:Q", title="of roof", format=".1%"),
