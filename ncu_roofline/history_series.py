@@ -22,31 +22,58 @@ NUMERIC = tuple(v for v in VALUES if v != "bound")
 def assign_series(rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """`rows` (kernel rows with `run_id`) with `series_id` and `run_index` (0 = oldest of `runs`), ordered by run.
 
-    Rows of runs not in `runs` are dropped.
+    Rows of runs not in `runs` are dropped. Equal identities (name, grid, block, NVTX path, and the k-th such
+    group in launch order) share a series in one vectorised pass: `compare`'s exact match, which is every kernel
+    of a steady history. Only a run that brings a new identity is then matched in full with `match_kernels`
+    against the newest row of every earlier series, so a retuned launch shape (name-only match) or a renamed NVTX
+    range (launch-order match) keeps its series as it would in `compare`.
     """
     order = {run_id: i for i, run_id in enumerate(runs["run_id"])}
     rows = rows[rows["run_id"].isin(order)].copy()
     rows["run_index"] = rows["run_id"].map(order).astype("int64")
     rows = rows.sort_values(["run_index", "launch_order", "kernel_name"], kind="stable",
                             na_position="last").reset_index(drop=True)
-    series_id = np.full(len(rows), -1, dtype="int64")
-    known = rows.iloc[:0][list(IDENTITY)].assign(series_id=pd.Series(dtype="int64"))
-    next_id = 0
-    for _, positions in rows.groupby("run_index", sort=True).indices.items():
-        run = rows.iloc[positions][list(IDENTITY)].reset_index(drop=True)
-        pairs = match_kernels(known, run)
-        matched = pairs[(pairs["base"] >= 0) & (pairs["head"] >= 0)]
-        fresh = pairs[(pairs["base"] < 0) & (pairs["head"] >= 0)]["head"].to_numpy()
-        ids = np.full(len(run), -1, dtype="int64")
-        ids[matched["head"].to_numpy()] = known["series_id"].to_numpy()[matched["base"].to_numpy()]
-        ids[fresh] = np.arange(next_id, next_id + len(fresh))
-        next_id += len(fresh)
-        series_id[positions] = ids
-        # The newest row of each series is what the next run is matched against.
-        updated = run.assign(series_id=ids)
-        known = pd.concat([known[~known["series_id"].isin(ids)], updated], ignore_index=True)
-    rows.insert(0, "series_id", series_id)
+    keys = pd.DataFrame({c: rows[c].astype("object").where(rows[c].notna(), "").astype(str)
+                         for c in ("kernel_name", "grid", "block", "nvtx_range")})
+    keys["run_index"] = rows["run_index"]
+    keys["occurrence"] = keys.groupby(list(keys.columns), sort=False).cumcount()
+    exact, _ = pd.MultiIndex.from_frame(keys.drop(columns="run_index")).factorize()
+    series_id = np.asarray(exact, dtype="int64")
+    first_run = pd.Series(rows["run_index"].to_numpy()).groupby(series_id).min()
+    new_in = first_run[first_run > 0]  # series whose identity first appears after the oldest run
+    links: dict[int, int] = {}
+    run_index = rows["run_index"].to_numpy()
+    for run in sorted(set(new_in.to_numpy().tolist())):
+        canonical = _resolve(series_id, links)
+        earlier = rows[run_index < run].assign(series_id=canonical[run_index < run])
+        known = earlier.drop_duplicates("series_id", keep="last").reset_index(drop=True)
+        here = np.flatnonzero(run_index == run)
+        current = rows.iloc[here].reset_index(drop=True)
+        present = set(canonical[here].tolist())
+        pairs = match_kernels(known[list(IDENTITY)], current[list(IDENTITY)])
+        pairs = pairs[(pairs["base"] >= 0) & (pairs["head"] >= 0)]
+        for base, head in zip(pairs["base"], pairs["head"]):
+            old, fresh = int(known["series_id"].iloc[base]), int(series_id[here[head]])
+            if first_run.loc[fresh] == run and old not in present:
+                links[fresh] = old
+                present.add(old)
+    rows.insert(0, "series_id", pd.factorize(_resolve(series_id, links))[0].astype("int64"))
     return rows
+
+
+def _resolve(series_id: np.ndarray, links: dict[int, int]) -> np.ndarray:
+    """Series ids with every linked id replaced by the id it continues (links may chain)."""
+    if not links:
+        return series_id
+    final = {}
+    for sid in links:
+        target = sid
+        while target in links:
+            target = links[target]
+        final[sid] = target
+    mapping = pd.Series(final)
+    resolved = pd.Series(series_id).map(mapping)
+    return resolved.fillna(pd.Series(series_id)).to_numpy(dtype="int64")
 
 
 def summarise(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

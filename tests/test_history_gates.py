@@ -82,6 +82,14 @@ def test_series_follow_kernels_across_runs_as_compare_matches_them(tmp_path):
     # earlier run) last
     assert history.summary["kernel_name"].tolist() == ["axpy", "copy", "gemm", "copy", "scan"]
     assert history.summary["grid"].tolist()[:4] == ["(64,1,1)", "(2,1,1)", "(64,1,1)", "(1,1,1)"]
+    # run 3: one copy changes its grid. The name repeats, so (as in compare) it is not matched by name: a new
+    # series starts, and the old (2,1,1) series simply has no value in r3.
+    add_run(tmp_path, 3, [kernel("gemm", 1.2, block="(256,1,1)"), kernel("copy", 0.1, grid="(1,1,1)", order=2),
+                          kernel("copy", 0.4, grid="(4,1,1)", order=3)])
+    later = load_history(tmp_path).series
+    assert later["series_id"].nunique() == 6
+    assert later[later["grid"] == "(4,1,1)"]["run_id"].tolist() == ["r3"]
+    assert later[later["grid"] == "(2,1,1)"]["run_id"].tolist() == ["r0", "r1", "r2"]
 
 
 @pytest.mark.parametrize("newest, band, gate, fails", [
