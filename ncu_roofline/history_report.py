@@ -79,7 +79,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     finally:
         con.close()
     series = assign_series(rows, runs)
-    totals = _totals(series, runs)
+    # run totals (before the --kernel filter: a total is the whole run's), only when a total gate needs them
+    totals = _totals(series, runs) if any(g.scope == "total" for g in parsed) else None
     if pattern is not None:
         names = series["kernel_name"].fillna("").astype(str)
         series = series[names.str.contains(pattern)].reset_index(drop=True)
@@ -110,8 +111,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
 
 def _totals(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """`compare.run_totals` of each run (one row per run, oldest first): what `total:` gates judge."""
-    rows = [run_totals(series[series["run_index"] == i]) for i in range(len(runs))]
-    return pd.DataFrame(rows, index=range(len(runs)), dtype="float64").assign(
+    per_run = {index: run_totals(rows) for index, rows in series.groupby("run_index", sort=True)}
+    return pd.DataFrame.from_dict(per_run, orient="index", dtype="float64").reindex(range(len(runs))).assign(
         ai_dram=np.nan)  # no run-wide intensity: a total:ai_dram gate is skipped
 
 
