@@ -50,7 +50,7 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
                           for i in band_runs if np.isfinite(row.band_low) and np.isfinite(row.band_high)
                           and row.band_low > 0],
                          columns=["label", "run_id", "band_low", "band_high"])
-    x = alt.X("run_id:O", sort=run_order, title="run (oldest → newest)", axis=alt.Axis(labelAngle=-45))
+    x = alt.X("run_id:O", sort=run_order, title="run (oldest → newest)", axis=alt.Axis(labelAngle=-45, labelOverlap=True))
     # one legend for both layers, drawn opaque (the band's opacity would otherwise fade its symbols)
     colour = alt.Color("label:N", title="kernel", sort=shown["label"].tolist(),
                        legend=alt.Legend(symbolOpacity=1, symbolType="stroke", symbolStrokeWidth=3))
@@ -58,7 +58,7 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
     band_title = "min–max" if band_name == "minmax" else "median ± k·MAD"
     band = alt.Chart(bands).mark_area(opacity=0.15).encode(
         x=x, y=alt.Y("band_low:Q", scale=y_scale), y2="band_high:Q", color=colour)
-    lines = alt.Chart(points).mark_line(point=True).encode(
+    lines = alt.Chart(points).mark_line(point=len(run_order) <= 60).encode(  # markers while they stay apart
         x=x, y=alt.Y("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), color=colour,
         tooltip=[alt.Tooltip("kernel:N", title="kernel"), alt.Tooltip("run_id:N", title="run"),
                  alt.Tooltip("time_s:Q", title="time (s)", format=".3~g"),

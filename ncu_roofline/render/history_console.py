@@ -20,6 +20,7 @@ from .compare_markdown import launch_shape, signed_pct, signed_points, signed_si
 from .names import short_kernel_name
 
 SPARKS = "▁▂▃▄▅▆▇█"
+SPARK_RUNS = 30  # the newest runs drawn in a sparkline: a table cell, not a chart
 
 
 def sparkline(values: np.ndarray) -> str:
@@ -43,13 +44,13 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
                   title: str = "") -> Table:
     """`summary` rows (largest time change first), `time_wide` (series × run index) for the sparklines."""
     table = Table(title=escape(title), header_style="bold")
-    for name, justify in (("kernel", "left"), ("grid×block", "left"), ("runs", "right"), (f"time ({runs} runs)",
-                          "left"), ("median before", "right"), ("newest", "right"), ("Δ time", "right"),
+    spark_title = f"time ({runs} runs)" if runs <= SPARK_RUNS else f"time (last {SPARK_RUNS} of {runs} runs)"
+    for name, justify in (("kernel", "left"), ("grid×block", "left"), ("runs", "right"), (spark_title, "left"), ("median before", "right"), ("newest", "right"), ("Δ time", "right"),
                           ("Δ of roof", "right"), ("bound", "left")):
         table.add_column(name, justify=justify, no_wrap=True, max_width=40 if name == "kernel" else None)
     for row in summary.head(top).itertuples(index=False):
-        values = time_wide.loc[row.series_id].to_numpy(dtype="float64") if row.series_id in time_wide.index \
-            else np.array([])
+        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
+            if row.series_id in time_wide.index else np.array([])
         table.add_row(Text(short_kernel_name(str(row.kernel_name))), Text(launch_shape(row.grid, row.block)),
                       str(row.runs), Text(sparkline(values)), fmt_si(row.time_s_median_before, "s"),
                       fmt_si(row.time_s_newest, "s"), signed_pct(row.time_s_change_pct),

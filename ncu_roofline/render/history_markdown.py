@@ -7,7 +7,7 @@ import pandas as pd
 from ..gates import GateResult
 from .chart import format_si as fmt_si
 from .compare_markdown import gate_outcome, kernel_label, signed_pct, signed_points, signed_si
-from .history_console import bound_text, sparkline
+from .history_console import SPARK_RUNS, bound_text, sparkline
 
 
 def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *,
@@ -24,11 +24,12 @@ def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list
                 for f in result.failures[:5]) or "—"
             lines.append(f"| `{result.gate.text}` | {gate_outcome(result)} | {result.checked} | {failing} |")
         lines.append("")
-    lines += ["| kernel | runs | time over runs | median before | newest | Δ time | Δ of roof | bound |",
+    spark = "runs" if runs <= SPARK_RUNS else f"the last {SPARK_RUNS} runs"
+    lines += [f"| kernel | runs | time over {spark} | median before | newest | Δ time | Δ of roof | bound |",
               "|---|---:|---|---:|---:|---:|---:|---|"]
     for row in summary.head(top).itertuples(index=False):
-        values = time_wide.loc[row.series_id].to_numpy(dtype="float64") if row.series_id in time_wide.index \
-            else []
+        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
+            if row.series_id in time_wide.index else []
         lines.append(f"| {kernel_label(row.kernel_name, row.grid, row.block)} | {row.runs} | "
                      f"`{sparkline(values) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
                      f"{fmt_si(row.time_s_newest, 's')} | {signed_pct(row.time_s_change_pct)} | "
