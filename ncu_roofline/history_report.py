@@ -84,6 +84,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     if pattern is not None:
         names = series["kernel_name"].fillna("").astype(str)
         series = series[names.str.contains(pattern)].reset_index(drop=True)
+        if series.empty:  # a typo must not pass a gate with nothing checked
+            raise InputError(directory, f"no kernel name matches --kernel {kernel!r}")
     summary = summarise(series, runs)
     run_ids = runs["run_id"].astype(str).tolist()
     time_wide = wide_values(series, "time_s", len(runs))

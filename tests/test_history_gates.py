@@ -148,6 +148,8 @@ def test_window_since_and_cli_exit_codes(tmp_path):
     # --kernel keeps the matching series; --min-time leaves out kernels under it (gemm's newest 1.4 s < 1.5 s)
     assert runner.invoke(app, ["history", str(tmp_path), "--kernel", "^gemm$", "--fail-on", "time_s>+5%",
                                "--min-time", "1.5"]).exit_code == 0
+    typo = runner.invoke(app, ["history", str(tmp_path), "--kernel", "^gemmm$", "--fail-on", "time_s>+5%"])
+    assert typo.exit_code == 2 and "no kernel name matches --kernel '^gemmm$'" in typo.stderr
     bad = runner.invoke(app, ["history", str(tmp_path), "--band", "iqr"])
     assert bad.exit_code == 2 and "--band must be 'minmax' or 'mad'" in bad.stderr
 
