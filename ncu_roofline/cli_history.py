@@ -16,8 +16,10 @@ import typer
 from rich.console import Console
 
 
-def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr: Console) -> None:
-    """Add `history` and `batch` to `app`, sharing the main CLI's error handling and consoles."""
+def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr: Console,
+             formats: Callable[[Optional[str]], list[str]], emit: Callable) -> None:
+    """Add `history` and `batch` to `app`, sharing the main CLI's error handling, consoles, `--format` parser and
+    Markdown/JSON/'-' output helper (passed in: this module must not import cli, which imports it)."""
 
     @app.command()
     def history(
@@ -45,14 +47,13 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         from .gates import parse_gates
         from .history import parse_labels
         from .history_gates import BandOptions
-        from .render.files import write_atomic
 
         with user_errors():
             gates = parse_gates(fail_on)
             labels = parse_labels(label)
             options = BandOptions(window=window, band=band, k=k)
             if sql is not None:
-                _print_sql(directory, sql, json_out, stdout)
+                _print_sql(directory, sql, json_out, stdout, emit)
                 return
             from .history_report import load_history
             from .history_series import wide_values
@@ -64,26 +65,19 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
             time_wide = wide_values(result.series, "time_s", len(result.runs))
             written = []
             if out is not None:
-                from .cli import _formats
                 from .render.history_outputs import write_history
 
                 written = write_history(out, runs=result.runs, summary=result.summary, series=result.series,
-                                        gates=result.gates, metadata=metadata, formats=_formats(fmt), top=top,
+                                        gates=result.gates, metadata=metadata, formats=formats(fmt), top=top,
                                         window=window, band_name=band)
-            if summary_md is not None:
-                from .render.history_markdown import history_markdown
+            from .render.history_json import history_json
+            from .render.history_markdown import history_markdown
 
-                write_atomic(summary_md, history_markdown(result.summary, time_wide, result.gates, metadata=metadata,
-                                                          runs=len(result.runs), newest_run_id=result.newest_run_id,
-                                                          top=rows or 10).encode())
-            if json_out is not None:
-                from .render.history_json import history_json
-
-                text = history_json(result.runs, result.summary, result.series, result.gates, metadata=metadata)
-                if str(json_out) == "-":
-                    sys.stdout.write(text)
-                else:
-                    write_atomic(json_out, text.encode())
+            emit(summary_md, lambda: history_markdown(result.summary, time_wide, result.gates, metadata=metadata,
+                                                      runs=len(result.runs), newest_run_id=result.newest_run_id,
+                                                      top=rows or 10), [])
+            emit(json_out, lambda: history_json(result.runs, result.summary, result.series, result.gates,
+                                                metadata=metadata), [])
             if str(json_out) != "-":
                 print_history(result.summary, time_wide, result.gates, runs=len(result.runs),
                               newest_run_id=result.newest_run_id, top=rows, console=stdout)
@@ -129,7 +123,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
             failed = []
             progress = None
             if sys.stderr.isatty() and planned:
-                from .render.batch_progress import BatchProgress
+                from .cli_progress import BatchProgress
 
                 progress = BatchProgress(len(planned), stderr)
 
@@ -152,7 +146,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
             raise typer.Exit(1)
 
 
-def _print_sql(directory: Path, query: str, json_out: Optional[Path], console: Console) -> None:
+def _print_sql(directory: Path, query: str, json_out: Optional[Path], console: Console, emit: Callable) -> None:
     from .history import connect, run_sql
     from .render.history_console import print_frame
     from .render.history_json import frame_json
@@ -162,11 +156,6 @@ def _print_sql(directory: Path, query: str, json_out: Optional[Path], console: C
         frame = run_sql(con, query)
     finally:
         con.close()
-    if json_out is not None:
-        from .render.files import write_atomic
-
-        if str(json_out) == "-":
-            sys.stdout.write(frame_json(frame))
-            return
-        write_atomic(json_out, frame_json(frame).encode())
-    print_frame(frame, console=console)
+    emit(json_out, lambda: frame_json(frame), [])
+    if str(json_out) != "-":
+        print_frame(frame, console=console)

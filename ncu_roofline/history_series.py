@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 
 from .compare import match_kernels
+from .vocabulary import AI_COLUMNS, AI_OFF_CHIP
 
 IDENTITY = ("kernel_name", "grid", "block", "nvtx_range", "device_name", "launch_order")
-VALUES = ("time_s", "roofline_fraction", "headroom_s", "bound", "ai_dram", "ai_l2", "ai_l1", "flop_per_s",
-          "t_sol_s", "flop_total", "launches")
+VALUES = ("time_s", "roofline_fraction", "headroom_s", "bound", *AI_COLUMNS, "flop_per_s", "t_sol_s", "flop_total",
+          "launches")
 NUMERIC = tuple(v for v in VALUES if v != "bound")
 
 
@@ -95,7 +96,7 @@ def summarise(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     table["first_run_id"] = first["run_id"]
     table["newest_run_id"] = last["run_id"]
     table["in_newest_run"] = table.index.isin(newest.index)
-    for metric in ("time_s", "roofline_fraction", "headroom_s", "ai_dram", "flop_per_s"):
+    for metric in ("time_s", "roofline_fraction", "headroom_s", AI_OFF_CHIP, "flop_per_s"):
         now = newest[metric].reindex(table.index).astype("float64")
         before = earlier[metric].reindex(table.index).astype("float64") if metric in earlier else np.nan
         table[f"{metric}_first"] = first[metric].astype("float64")

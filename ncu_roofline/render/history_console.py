@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..gates import GateResult
-from .chart import format_si as fmt_si
+from .numbers import format_si as fmt_si
 from .compare_markdown import launch_shape, signed_pct, signed_points, signed_si
 from .names import short_kernel_name
 

@@ -9,12 +9,13 @@ from typing import Any
 import pandas as pd
 
 from ..gates import GateResult
+from ..vocabulary import AI_COLUMNS
 from .compare_json import gate_record
 from .jsonout import JSON_SCHEMA_VERSION, clean, records
 
 HISTORY_KIND = "history"
-SERIES_FIELDS = ("run_id", "time_s", "roofline_fraction", "headroom_s", "bound", "ai_dram", "ai_l2", "ai_l1",
-                 "flop_per_s", "launches")
+SERIES_FIELDS = ("run_id", "time_s", "roofline_fraction", "headroom_s", "bound", *AI_COLUMNS, "flop_per_s",
+                 "launches")
 
 
 def history_payload(runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, gates: list[GateResult], *,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..gates import GateResult
-from .chart import format_si as fmt_si
+from .numbers import format_si as fmt_si
 from .compare_markdown import gate_outcome, kernel_label, signed_pct, signed_points, signed_si
 from .history_console import SPARK_RUNS, bound_text, sparkline
 
