@@ -187,14 +187,27 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
     import json
 
     from .gpus import describe_gpu, match_gpu
-    from .render.console import gpu_detail
+    from .render.gpu_detail import gpu_detail_view
 
     with user_errors():
         described = describe_gpu(match_gpu(name))
         if as_json:
             sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_detail(described))
+            stdout.print(gpu_detail_view(described))
+
+
+@ceilings_app.command("template")
+def ceilings_template(name: str = typer.Argument(..., help="The GPU's name, as its reports spell it."),
+                      source: Optional[Path] = typer.Option(None, "--from", exists=True, dir_okay=False,
+                                                            help="Prefill from this report's or export's own "
+                                                                 "peaks (.ncu-rep or ncu CSV).")) -> None:
+    """Print a --ceilings TOML file for a GPU the table lacks, to fill in (prefilled from a report with --from)."""
+    from .ceilings_template import ceilings_template_text, report_peaks
+
+    with user_errors():
+        peaks, origin = report_peaks(source) if source else ({}, None)
+        sys.stdout.write(ceilings_template_text(name, peaks, origin))
 
 
 @app.command()
