@@ -19,7 +19,7 @@ from .catalogue import Catalogue, Columns, as_columns
 from .derive import pick_definition
 from .errors import InputError
 from .status import StatusNotes
-from .vocabulary import (PEAK_COLUMNS, ROOF_COLUMNS, TENSOR_PEAK_COLUMNS, TENSOR_TERMS, TERM_BY_KEY, TERMS,
+from .vocabulary import (ROOF_COLUMNS, TENSOR_PEAK_COLUMNS, TENSOR_TERMS, TERM_BY_KEY, TERMS,
                          def_column, display, tensor_peak_column)
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)

@@ -81,6 +81,10 @@ TERM_BY_PEAK: dict[str, Term] = {t.peak: t for t in TERMS}
 
 # The level whose intensity a comparison and a gate follow: main memory, the farthest out.
 AI_OFF_CHIP: str = ai_column(LEVELS[0])
+BYTES_OFF_CHIP: str = bytes_column(LEVELS[0])
+PEAK_OFF_CHIP: str = peak_bytes_column(LEVELS[0])
+# How a bound that no known roof gives is shown.
+UNKNOWN_BOUND = "unknown"
 _DEF_PREFIX = def_column("")
 
 
