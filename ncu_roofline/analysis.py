@@ -84,13 +84,15 @@ class Analysis:
         """Launches in the run (a launch row of a merged capture may stand for several)."""
         return int(self.launches["launches"].sum()) if len(self.launches) else 0
 
-    def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 20) -> list[Path]:
-        """Parquet tables and the chart into `outdir` (see render/)."""
+    def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 20,
+              precisions: Iterable[str] = ()) -> list[Path]:
+        """Parquet tables and the chart into `outdir` (see render/); one more chart per precision asked for."""
         from .render.outputs import write_outputs
 
         return write_outputs(Path(outdir), launches=self.launches, kernels=self.kernels, metadata=self.metadata(),
                              ctx=self.chart_context(top), inputs=self.input_paths, formats=formats,
-                             model_points=self.model_points, model_pairs=self.model_pairs)
+                             model_points=self.model_points, model_pairs=self.model_pairs,
+                             precisions=precisions)
 
     def json(self, *, top: int | None = None) -> str:
         """The JSON summary (docs/json-schema.md)."""

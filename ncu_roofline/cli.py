@@ -55,6 +55,8 @@ def analyze(
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernel groups whose name matches this regex."),
     exclude: Optional[str] = typer.Option(None, "--exclude", help="Leave out kernel groups matching this regex."),
     sort: str = typer.Option("headroom", "--sort", help="Rank by 'headroom', 'time' or 'fraction' (lowest first)."),
+    precision: Optional[str] = typer.Option(None, "--precision", help="Also one chart per precision, e.g. "
+                                                                      "fp32,fp16,tensor,fp64 (needs -o)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -79,7 +81,7 @@ def analyze(
                              + ", ".join(unmatched), markup=False, highlight=False, soft_wrap=True)
         written: list[Path] = []
         if out is not None:
-            written = result.write(out, formats=_formats(fmt), top=top)
+            written = result.write(out, formats=_formats(fmt), top=top, precisions=_formats(precision))
         if history is not None:
             from .history import append_analysis
 

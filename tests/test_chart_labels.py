@@ -57,8 +57,9 @@ def test_a_kernel_decades_away_from_all_others_is_left_off_the_axes():
     points = pd.DataFrame(rows)
     assert off_scale_ranks(points) == [21]
     x_domain, y_domain, off = domains(points, {"fp32": 19.5e12}, {"dram": 1.56e12})
-    # Lowest kept 1.33e11 / 2 → decade 1e10; top roof 19.5e12 × 2 → 1e14; x: 1.25 / 2 → 0.1, ridge 12.5 × 2 → 100.
-    assert y_domain == (1e10, 1e14) and x_domain == (0.1, 100.0) and off == [21]
+    # Lowest kept 1.33e11 / 1.25 → decade 1e11; top roof 19.5e12 × 1.25 → 1e14; x: 1.25 / 1.25 → 1, ridge
+    # 19.5e12 / 1.56e12 = 12.5 × 1.25 → 100.
+    assert y_domain == (1e11, 1e14) and x_domain == (1.0, 100.0) and off == [21]
 
 
 def test_two_of_three_are_not_outliers():

@@ -8,6 +8,7 @@ times 410, 850, 240, 45, 80 µs; roofline fractions 0.184, 0.629, 0.824, 0.362, 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,21 @@ def test_markdown_links_the_chart_relative_to_the_summary_and_names_the_gpu(tmp_
     assert "GPU: **NVIDIA H100 PCIe**" in text and "Inputs: `example_h100_raw.csv`" in text
     assert str(tmp_path) not in text  # file names, never absolute paths
     assert "| AI DRAM | AI L2 | AI L1 | bound |" in text
+
+
+def test_one_precision_chart_plots_that_precisions_work_over_its_own_roof(example, tmp_path):
+    from ncu_roofline.render.chart import chart_data
+    from ncu_roofline.render.precision_view import precision_view
+
+    table = example.kernels.assign(flop_fp16=0.0, flop_fp32=0.0)
+    table.loc[0, ["flop_fp16", "flop_fp32", "time_s", "bytes_dram"]] = [1e9, 3e9, 1e-3, 1e9]
+    view = precision_view(table, "fp16")
+    # 1e9 FP16 FLOP in 1 ms: 1e12 FLOP/s at AI 1e9 / 1e9 = 1 FLOP/byte (the 3e9 FP32 FLOP are not counted).
+    assert view.loc[0, "flop_per_s"] == pytest.approx(1e12) and view.loc[0, "ai_dram"] == pytest.approx(1.0)
+    data = chart_data(view, replace(example.chart_context(), precision="fp16"))
+    assert set(data.roofs.loc[data.roofs["kind"] == "compute", "roof"]) == {"FP16"}
+    assert len(data.points["rank"].unique()) == 1  # the only kernel with FP16 work
+    written = example.write(tmp_path, precisions=["fp16"])
+    assert {"roofline_fp16.html", "roofline_fp16.vl.json"} <= {p.name for p in written}
+    with pytest.raises(InputError, match="--precision must be one of"):
+        precision_view(table, "int4")

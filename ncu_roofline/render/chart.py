@@ -66,6 +66,7 @@ class ChartContext:
     clock: str  # "measured" or "max": which SM clock the ceilings assume
     inputs: list[str]
     top: int = 20
+    precision: str | None = None  # one precision's chart (`--precision`): its FLOP/s and its roof only
 
 
 @dataclass(frozen=True)
@@ -365,14 +366,19 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
     return combined.resolve_scale(
         color="independent", shape="independent", size="independent", opacity="independent", stroke="independent"
     ).properties(
-        title=alt.TitleParams(f"Hierarchical roofline — {ctx.gpu}", subtitle=data.subtitle, anchor="start"),
+        title=alt.TitleParams(f"Hierarchical roofline — {ctx.gpu}"
+                              + (f" — {display(ctx.precision)} work only" if ctx.precision else ""),
+                              subtitle=data.subtitle, anchor="start"),
         usermeta={"title": page_title(ctx)},
+        # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
+        padding={"left": 5, "top": 5, "right": 40, "bottom": 5},
     )
 
 
 def page_title(ctx: ChartContext) -> str:
     """The HTML page's <title>: the GPU and what was read."""
-    return f"Roofline — {ctx.gpu} — {fold_inputs(ctx.inputs)}"
+    precision = f" {display(ctx.precision)}" if ctx.precision else ""
+    return f"Roofline{precision} — {ctx.gpu} — {fold_inputs(ctx.inputs)}"
 
 
 # --------------------------------------------------------------------------------------------------------- files

@@ -27,6 +27,7 @@ OUTLIER_SHARE = 0.1
 ROOF_FONT = 11
 RANK_FONT = 9
 SIZE_RANGE = (30.0, 400.0)
+MARGIN = 1.25  # room beyond the outermost point or roof before the next whole decade
 
 
 def _decade_below(value: float) -> float:
@@ -70,8 +71,8 @@ def domains(points: pd.DataFrame, compute: dict[str, float], memory: dict[str, f
     top_flop = max(compute.values(), default=max(ys))
     ridges = [top_flop / bandwidth for bandwidth in memory.values()]
     xs = [*kept["ai"], *ridges] or [1.0]
-    x_domain = (_decade_below(min(xs) / 2), _decade_above(max(xs) * 2))
-    y_domain = (_decade_below(min(ys) / 2), _decade_above(max(ys) * 2))
+    x_domain = (_decade_below(min(xs) / MARGIN), _decade_above(max(xs) * MARGIN))
+    y_domain = (_decade_below(min(ys) / MARGIN), _decade_above(max(ys) * MARGIN))
     return x_domain, y_domain, off
 
 

@@ -17,11 +17,18 @@ CHART_FORMATS = ("vl.json", "html", "svg", "png")
 
 def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame, metadata: dict[str, str],
                   ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = (),
-                  model_points: pd.DataFrame | None = None, model_pairs: pd.DataFrame | None = None) -> list[Path]:
+                  model_points: pd.DataFrame | None = None, model_pairs: pd.DataFrame | None = None,
+                  precisions: Iterable[str] = ()) -> list[Path]:
     """`launches.parquet`, `kernels.parquet`, `roofline.vl.json`, `roofline.html`, and any extra chart formats.
 
-    `inputs` are never written over; `metadata` goes into every file that can carry it.
+    `inputs` are never written over; `metadata` goes into every file that can carry it. Each of `precisions`
+    adds `roofline_<precision>.*`: that precision's work over its own roof (render/precision_view.py).
     """
+    from dataclasses import replace
+
+    from .precision_view import precision_view
+
+    views = {p: precision_view(kernels, p) for p in precisions}  # a bad --precision fails before writing
     prepare_outdir(outdir, inputs)
     written = [
         write_atomic(outdir / "launches.parquet", parquet_bytes(launches, metadata), inputs=inputs),
@@ -33,4 +40,7 @@ def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
     chart = roofline_chart(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
     written += write_chart(chart, outdir, ["vl.json", "html", *extra])
+    for precision, view in views.items():
+        chart = roofline_chart(view, replace(ctx, precision=precision))
+        written += write_chart(chart, outdir, ["vl.json", "html", *extra], stem=f"roofline_{precision}")
     return written
