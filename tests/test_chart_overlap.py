@@ -118,3 +118,42 @@ def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
         pytest.skip("shared samples absent")
     bad = {name: pairs[:5] for name, texts in laid_out if (pairs := overlapping_pairs(texts))}
     assert bad == {}
+
+
+def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
+    """Zoom in on the example's kernel 2 (AI ~170, ~320 TFLOP/s, beside the DRAM roof): the DRAM label's spot
+    (lower left) leaves the view; the label must come back inside the plot, on its roof."""
+    from ncu_roofline import analyze
+    from ncu_roofline.render.chart import write_chart
+
+    example = Path(__file__).resolve().parents[1] / "fixtures" / "example_h100_raw.csv"
+    [page] = write_chart(analyze(example).chart(), tmp_path, ["html"])
+    label = """() => { const plot = document.querySelector('g.mark-group.role-scope.roofline_group path.background')
+                                  || document.querySelector('g.roofline_group path');
+        const t = Array.from(document.querySelectorAll('text')).find(e => e.textContent.startsWith('DRAM '));
+        const r = t.getBoundingClientRect(), p = plot.getBoundingClientRect();
+        return [r.x + r.width / 2, r.y + r.height / 2, p.x, p.y, p.x + p.width, p.y + p.height]; }"""
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1600, "height": 900})
+            errors: list[str] = []
+            tab.on("pageerror", lambda error: errors.append(str(error)))
+            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                      else route.abort())
+            tab.goto(page.as_uri())
+            tab.wait_for_selector("g.points_0_marks path")
+            before = tab.evaluate(label)
+            point = tab.query_selector_all("g.points_0_marks path")[0].bounding_box()  # kernel 2: largest share
+            tab.mouse.move(point["x"], point["y"])
+            for _ in range(8):
+                tab.mouse.wheel(0, -300)
+                tab.wait_for_timeout(50)
+            tab.wait_for_timeout(300)
+            after = tab.evaluate(label)
+        finally:
+            browser.close()
+    assert errors == []
+    x, y, left, top, right, bottom = after
+    assert (x, y) != tuple(before[:2])  # it moved ...
+    assert left < x < right and top < y < bottom  # ... and sits inside the plot

@@ -152,10 +152,10 @@ def _roof_frames(compute: dict[str, float], memory: dict[str, float], plot: Plot
                          "x": segment["x" + end], "y": segment["y" + end], "colour": colour})
         if spot is not None:
             labels.append({"roof": name, "kind": segment["kind"], "label": text, "x": spot[0], "y": spot[1],
-                           "angle": spot[2], "colour": colour})
+                           "angle": spot[2], "colour": colour, "peak": segment["peak"]})
     columns = ["roof", "kind", "peak", "label", "x", "y", "colour"]
     return (pd.DataFrame(rows, columns=columns),
-            pd.DataFrame(labels, columns=["roof", "kind", "label", "x", "y", "angle", "colour"]), ranks)
+            pd.DataFrame(labels, columns=["roof", "kind", "label", "x", "y", "angle", "colour", "peak"]), ranks)
 
 
 # ------------------------------------------------------------------------------------------------------ kernels
@@ -264,6 +264,17 @@ def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, mis
 # --------------------------------------------------------------------------------------------------------- chart
 
 _TOOLTIP_FIELDS = TOOLTIP_FIELDS
+# Roof labels follow a zoom: while `zoom` (the scale-bound interval) holds a domain, a label whose spot left the
+# view slides along its own roof back inside it, a sixth of the visible decades from the edges (room for its text).
+_VISIBLE = ("zoom && zoom.ai && zoom.flop_per_s", "pow(zoom.ai[1] / zoom.ai[0], 1 / 6)")
+ZOOMED_LABEL = {
+    "lo": f"{_VISIBLE[0]} ? (datum.kind === 'memory' ? max(zoom.ai[0], zoom.flop_per_s[0] / datum.peak) "
+          f": zoom.ai[0]) * {_VISIBLE[1]} : datum.x",
+    "hi": f"{_VISIBLE[0]} ? (datum.kind === 'memory' ? min(zoom.ai[1], zoom.flop_per_s[1] / datum.peak) "
+          f": zoom.ai[1]) / {_VISIBLE[1]} : datum.x",
+    "zx": "datum.lo <= datum.hi ? clamp(datum.x, datum.lo, datum.hi) : datum.x",
+    "zy": "datum.kind === 'memory' ? datum.y * datum.zx / datum.x : datum.y",
+}
 _TOOLTIP = [alt.Tooltip(field, type="quantitative" if field == "launches" else "nominal", title=title)
             for field, title in _TOOLTIP_FIELDS]
 
@@ -296,10 +307,10 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
         tooltip=[alt.Tooltip("label:N", title="roof")],
     )
     # Each label is centred on the spot `chart_layout` found for it: the box it was placed by is the box drawn.
-    roof_text = alt.Chart(data.roof_labels).mark_text(
+    roof_text = alt.Chart(data.roof_labels).transform_calculate(**ZOOMED_LABEL).mark_text(
         clip=True, align="center", baseline="middle", fontSize=ROOF_FONT, fontWeight="bold"
-    ).encode(x=x, y=y, text="label:N", color=alt.Color("colour:N", scale=None),
-             angle=alt.Angle("angle:Q", scale=None))
+    ).encode(x=alt.X("zx:Q", scale=x_scale), y=alt.Y("zy:Q", scale=y_scale), text="label:N",
+             color=alt.Color("colour:N", scale=None), angle=alt.Angle("angle:Q", scale=None))
     ridges = alt.Chart(data.ridges).mark_point(clip=True, shape="diamond", size=45, filled=True, color="white",
                                                stroke=COMPUTE_ROOF_COLOUR, strokeWidth=1.2).encode(
         x=x, y=y, tooltip=[alt.Tooltip("ridge:N", title="ridge point"), alt.Tooltip("intensity:N", title="intensity"),
