@@ -1,4 +1,7 @@
-"""Screenshot chart HTML pages in headless Chromium (network blocked)."""
+"""Screenshot chart HTML pages in headless Chromium with the network blocked (docs/chart-*.png).
+
+Usage: python scripts/chart_screenshots.py OUT/roofline.html docs/shot.png [HTML PNG ...]
+"""
 import sys
 from pathlib import Path
 from playwright.sync_api import sync_playwright
