@@ -27,7 +27,8 @@ LAYERS: dict[str, int] = {
                      "user_ceilings", "ceilings_template", "ridges", "roofs", "model", "torch_ranges",
                      "history_gates"), 2),
     "render": 3,
-    **dict.fromkeys(("analysis", "compare", "__init__", "history", "history_series", "history_report", "batch"), 4),
+    **dict.fromkeys(("analysis", "compare", "__init__", "history", "history_series", "history_report", "batch",
+                     "select"), 4),
     **dict.fromkeys(("cli", "cli_io", "cli_progress", "cli_model", "cli_history"), 5),
 }
 

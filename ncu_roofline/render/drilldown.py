@@ -1,6 +1,6 @@
 """`ncu-roofline show OUT_DIR KERNEL`: one kernel group's drill-down, read back from the written Parquet files.
 
-Its launches, every derived number with the catalogue definition it came from (`def_<column>` ids), its roofs
+Its launches, every derived number with the catalogue definition it came from (its definition id), its roofs
 with their source, and its status in full. Reads only the tables `analyze -o` wrote: no ncu input needed.
 """
 
@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError
-from ..vocabulary import ALL_TERMS, LEVELS, ai_column, display
+from ..vocabulary import ALL_TERMS, LEVELS, ai_column, bytes_column, def_column, display
 from .labels import display_name
 from .numbers import format_number, format_si
 
@@ -43,11 +43,20 @@ def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
 
 # How each derived column is computed from the summed amounts (sum first, then divide: DESIGN.md).
 DERIVED = {
-    "flop_total": "sum of flop_<precision>", **{ai_column(lv): f"flop_total / bytes_{lv}" for lv in LEVELS},
+    "flop_total": "sum of the FLOP columns", **{ai_column(lv): f"flop_total / {bytes_column(lv)}" for lv in LEVELS},
     "flop_per_s": "flop_total / time_s", "t_sol_s": "max over roofs of amount / peak",
     "bound": "the roof whose amount / peak is t_sol_s", "roofline_fraction": "t_sol_s / time_s",
     "headroom_s": "time_s − t_sol_s", "time_share": "time_s / the run's GPU time",
 }
+
+
+# FLOP or bytes: the unit of each amount column, from the vocabulary's terms.
+_AMOUNT_UNITS = {t.amount: "FLOP" if t.kind == "compute" else "B" for t in ALL_TERMS}
+
+
+def _definition(row: pd.Series, quantity: str) -> str:
+    value = row.get(def_column(quantity))
+    return str(value) if isinstance(value, str) else "—"
 
 
 def _value(column: str, value: object) -> str:
@@ -57,10 +66,8 @@ def _value(column: str, value: object) -> str:
         return format_si(value, "FLOP/s")
     if column.startswith("peak_bytes"):
         return format_si(value, "B/s")
-    if column.startswith("flop_"):
-        return format_si(value, "FLOP")
-    if column.startswith("bytes_"):
-        return format_si(value, "B")
+    if column in _AMOUNT_UNITS:
+        return format_si(value, _AMOUNT_UNITS[column])
     if column.endswith("_s"):
         return format_si(value, "s")
     return format_number(value) if isinstance(value, float) else str(value)
@@ -84,8 +91,8 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
         if term.amount in row and pd.notna(row[term.amount]) and (not term.key.startswith("tensor_")
                                                                   or row[term.amount]):
             numbers.add_row(term.amount, _value(term.amount, row[term.amount]),
-                            str(row.get(f"def_{term.amount}") if pd.notna(row.get(f"def_{term.amount}")) else "—"))
-    numbers.add_row("time_s", _value("time_s", row["time_s"]), str(row.get("def_time_s", "—")))
+                            _definition(row, term.amount))
+    numbers.add_row("time_s", _value("time_s", row["time_s"]), _definition(row, "time_s"))
     for column, formula in DERIVED.items():
         if column in row:
             numbers.add_row(column, _value(column, row[column]), formula)
