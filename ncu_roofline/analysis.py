@@ -1,7 +1,7 @@
 """The library's front door: `analyze(paths) -> Analysis`.
 
-read -> derive -> ceilings -> speed of light, once per launch and once per kernel group (from summed counters),
-then rank. The CLI, notebooks and CI steps all go through here.
+read -> derive -> ceilings -> speed of light per launch; kernel groups are sums of their launch rows (group.py),
+then ranked. The CLI, notebooks and CI steps all go through here.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .errors import InputError
 from .group import filter_nvtx, group_keys, group_launches
 from .launch_table import IDENTITY_COLUMNS
 from .rank import rank_kernels, speed_of_light
-from .readers import expand_paths, looks_like_ncu_rep, read_inputs
+from .readers import expand_paths, looks_like_ncu_rep, read_all
 from .status import StatusNotes
 
 SCHEMA_VERSION = "1"
@@ -52,6 +52,9 @@ class Analysis:
     kernels: pd.DataFrame
     inputs: list[InputFile]
     options: dict[str, object] = field(default_factory=dict)
+    # What the run as a whole has to say (how metric-split parts were aligned, what the capture lacks); per-launch
+    # problems stay in each row's `status`.
+    notes: list[str] = field(default_factory=list)
 
     def metadata(self) -> dict[str, str]:
         """File metadata for every artifact: deterministic (no timestamps)."""
@@ -64,6 +67,7 @@ class Analysis:
             "ncu_roofline.inputs": json.dumps([{"path": f.path, "sha256": f.sha256} for f in self.inputs]),
             "ncu_roofline.ceilings": json.dumps(sources),
             "ncu_roofline.options": json.dumps(self.options, sort_keys=True, default=str),
+            "ncu_roofline.notes": json.dumps(self.notes),
         }
 
     def chart(self, top: int = 20):
@@ -100,7 +104,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     catalogue = catalogue or load_catalogue()
     files = expand_paths(paths)
     digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
-    raw = read_inputs(files, catalogue.wants, progress)
+    inputs = read_all(files, catalogue.wants, progress)
+    raw = inputs.table
     if nvtx_include:
         raw = filter_nvtx(raw, nvtx_include)
         if raw.empty:
@@ -110,14 +115,13 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     _refuse_without_roofline_metrics(raw, catalogue)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
-    kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
-    kernel_values = evaluate(kernel_raw, catalogue, options)
+    kernel_values = group_launches(launches, group_keys(group_by_nvtx))
     identity = [c for c in ("kernel_name", "kernel_demangled", "grid", "block", "device_name", "compute_capability",
                             "nvtx_range", "launches", "source_files") if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
     return Analysis(
         launches=launch_table, kernels=kernels,
-        inputs=digests(),
+        inputs=digests(), notes=list(inputs.notes),
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
                  "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
     )
