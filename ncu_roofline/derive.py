@@ -125,13 +125,15 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
             derived[f"ai_{level}"] = np.where(np.isfinite(ai), ai, np.nan)
         rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
         derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
-    _flag_hierarchy(derived, notes)
+    _flag_byte_order(derived, notes)
     return derived
 
 
-def _flag_hierarchy(derived: pd.DataFrame, notes: StatusNotes) -> None:
-    """More traffic nearer the cores is the norm: ai_l1 <= ai_l2 <= ai_dram. Flag violations, never fix them."""
-    l1, l2, dram = (derived[f"ai_{lv}"].to_numpy() for lv in ("l1", "l2", "dram"))
+def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:
+    """More traffic nearer the cores is the norm: bytes_l1 >= bytes_l2 >= bytes_dram. Compared on bytes, so the
+    check runs whether or not FLOPs were counted. Flag violations, never fix them (docs/status.md says what they
+    usually mean)."""
+    l1, l2, dram = (derived[f"bytes_{lv}"].to_numpy() for lv in ("l1", "l2", "dram"))
     with np.errstate(invalid="ignore"):
-        notes.add(l1 > l2 * (1 + 1e-9), "ai_order l1>l2")
-        notes.add(l2 > dram * (1 + 1e-9), "ai_order l2>dram")
+        notes.add(l1 < l2 * (1 - 1e-9), "bytes_order l1<l2")
+        notes.add(l2 < dram * (1 - 1e-9), "bytes_order l2<dram")

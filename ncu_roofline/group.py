@@ -97,9 +97,9 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
         unknown_peak = _any(np.isnan(peak), group, n_groups)
         summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
         summed_time = _sum(np.nan_to_num(launch_time), group, n_groups)
-        weighted = _sum(np.nan_to_num(peak * time_s), group, n_groups) / _sum(np.nan_to_num(time_s), group,
-                                                                               n_groups)
         with np.errstate(divide="ignore", invalid="ignore"):
+            weighted = _sum(np.nan_to_num(peak * time_s), group, n_groups) / _sum(np.nan_to_num(time_s), group,
+                                                                                   n_groups)
             peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
         out[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
         usable = ~_any(np.isnan(launch_time), group, n_groups)
