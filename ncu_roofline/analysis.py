@@ -17,11 +17,12 @@ import pandas as pd
 from . import __version__
 from .catalogue import Catalogue, load_catalogue
 from .ceilings import PEAK_COLUMNS, CeilingOptions, attach_ceilings
-from .derive import DERIVED_QUANTITIES, LEVELS, PRECISIONS, derive_quantities
+from .derive import DERIVED_QUANTITIES, LEVELS, PRECISIONS, Gap, derive_quantities
 from .errors import InputError
 from .group import filter_nvtx, group_keys, group_launches
 from .launch_table import IDENTITY_COLUMNS
 from .rank import rank_kernels, speed_of_light
+from .run_notes import ROOFLINE_QUANTITIES, gap_notes, nothing_placed_message, unplaced_note
 from .readers import expand_paths, looks_like_ncu_rep, read_all
 from .status import StatusNotes
 
@@ -95,8 +96,12 @@ class Analysis:
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
             clock: str = "measured", group_by_nvtx: bool = False, nvtx_include: str | None = None,
-            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None) -> Analysis:
-    """Analyse ncu exports or reports: one Analysis for all the inputs together."""
+            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
+            allow_empty: bool = False) -> Analysis:
+    """Analyse ncu exports or reports: one Analysis for all the inputs together.
+
+    A run in which no kernel can be placed on a roofline (no counters, or no roofs) raises `InputError` saying
+    why, unless `allow_empty`: then the tables are returned with every unknown left null."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if clock not in {"measured", "max"}:
@@ -111,30 +116,51 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         if raw.empty:
             raise InputError(None, f"no launch has an NVTX range matching --nvtx-include {nvtx_include!r}")
     options = _ceiling_options(gpu, ceilings, clock)
-    launches = evaluate(raw, catalogue, options)
-    _refuse_without_roofline_metrics(raw, catalogue)
+    gaps: list[Gap] = []
+    launches = evaluate(raw, catalogue, options, gaps)
+    if not allow_empty:
+        _refuse_without_roofline_metrics(raw, catalogue)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     kernel_values = group_launches(launches, group_keys(group_by_nvtx))
     identity = [c for c in ("kernel_name", "kernel_demangled", "grid", "block", "device_name", "compute_capability",
                             "nvtx_range", "launches", "source_files") if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
+        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels))
+    reports = {s for s in raw["source_file"].dropna().unique() if _is_report(str(s))}
+    notes = [*inputs.notes, *gap_notes(gaps, reports)]
+    unplaced = unplaced_note(kernels)
+    if unplaced:
+        notes.append(unplaced)
     return Analysis(
         launches=launch_table, kernels=kernels,
-        inputs=digests(), notes=list(inputs.notes),
+        inputs=digests(), notes=notes,
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
                  "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
     )
 
 
-def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions) -> pd.DataFrame:
-    """Derived quantities, roofs and speed of light for rows of raw metrics (launches or kernel groups)."""
+def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
+             gaps: list[Gap] | None = None) -> pd.DataFrame:
+    """Derived quantities, roofs and speed of light for launch rows of raw metrics.
+
+    With `gaps`, what a whole source file lacks is collected there (for one run-level note) instead of being
+    noted on each of its launches."""
     notes = StatusNotes(len(frame))
     if "reader_notes" in frame:
         notes.add_column(frame["reader_notes"])
-    derived = derive_quantities(frame, catalogue, notes)
+    first_gap = len(gaps) if gaps is not None else 0
+    derived = derive_quantities(frame, catalogue, notes, gaps)
     counted = [f"flop_{p}" for p in PRECISIONS] + [f"bytes_{lv}" for lv in LEVELS]
-    notes.add(derived[counted].isna().all(axis=1).to_numpy(), COLLECT_HINT)
+    nothing = derived[counted].isna().all(axis=1).to_numpy().copy()
+    if gaps is not None:  # a source without any counter: said once for the run
+        found: dict[str, int] = {}
+        for gap in gaps[first_gap:]:
+            found[gap.source] = found.get(gap.source, 0) + (gap.quantity in ROOFLINE_QUANTITIES)
+        bare = [s for s, c in found.items() if c == len(ROOFLINE_QUANTITIES)]
+        nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
+    notes.add(nothing, COLLECT_HINT)
     peaks = attach_ceilings(frame, derived, catalogue, options, notes)
     values = pd.concat([derived, peaks], axis=1)
     sol = speed_of_light(values, notes)

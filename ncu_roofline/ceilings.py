@@ -127,11 +127,6 @@ def _on_report_clock(columns: Columns, catalogue: Catalogue, options: CeilingOpt
     labels = labels.copy()
     labels[known] = labels[known] + f"@{basis}"
     clock_name = "maximum" if options.clock == "max" else "measured"
-    mhz = np.unique(np.round(table_clock[known] / 1e6)).astype(int) if known.any() else []
-    for value in mhz:
-        notes.add(known & (np.round(table_clock / 1e6) == value),
-                  f"table roofs rescaled from the table's {value} MHz to the {clock_name} SM clock of the report "
-                  "roofs")
     notes.add(mixed & ~known, f"table roofs at the table's clock beside report roofs: the {clock_name} SM clock or "
                               "the table's boost clock is unknown")
     return peaks, labels

@@ -64,6 +64,8 @@ def analyze(
     summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Write the outputs even when no kernel can be "
+                                                                  "placed on a roofline (otherwise exit 2)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -74,7 +76,7 @@ def analyze(
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
-                                  nvtx_include=nvtx_include, progress=progress)
+                                  nvtx_include=nvtx_include, progress=progress, allow_empty=allow_empty)
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
@@ -136,7 +138,8 @@ def compare(
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
-        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx")
+        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
+                             allow_empty=True)
                 for path in (base, head)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:

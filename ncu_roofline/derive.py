@@ -97,17 +97,45 @@ def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarr
     return codes, texts
 
 
-def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNotes) -> pd.DataFrame:
-    """Time, FLOPs and bytes per row, with `def_*` columns and status notes for what could not be derived."""
+@dataclass(frozen=True)
+class Gap:
+    """A quantity that no launch of a capture (source file) could derive: the capture lacks its counters, which is
+    a note for the run, not a problem of each launch."""
+
+    source: str
+    quantity: str
+    needs: tuple[str, ...]  # the inputs of the closest definition: what to collect
+    launches: int
+
+
+def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNotes,
+                      gaps: list[Gap] | None = None) -> pd.DataFrame:
+    """Time, FLOPs and bytes per row, with `def_*` columns and status notes for what could not be derived.
+
+    A FLOP or byte quantity that no row of a source file has is not noted per row: it goes to `gaps` (when
+    given), for one run-level note. A quantity only some rows lack is noted on those rows."""
     columns = as_columns(frame)
+    sources, source_names = _source_codes(frame)
     out: dict[str, object] = {}
+    local_missing = np.zeros(len(frame), dtype=bool)  # a precision missing where the capture has it elsewhere
     for quantity in DERIVED_QUANTITIES:
         defs = catalogue.definitions(quantity)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
         out[f"def_{quantity}"] = picked.def_ids(defs)
-        notes.add_coded(np.isnan(picked.values), picked.missing_codes,
+        missing = np.isnan(picked.values)
+        wide = _everywhere(missing, sources) if quantity != "time_s" and gaps is not None \
+            else np.zeros(len(frame), dtype=bool)
+        notes.add_coded(missing & ~wide, picked.missing_codes,
                         [f"missing {quantity} ({text})" for text in picked.missing_texts])
+        if quantity in WORK_QUANTITIES:
+            local_missing |= missing & ~wide
+        for code in np.unique(sources[wide]):
+            rows = wide & (sources == code)
+            common = np.bincount(picked.missing_codes[rows]).argmax()
+            text = picked.missing_texts[common]
+            needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
+            gaps.append(Gap(str(source_names[code]), quantity, needs, int(rows.sum())))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
     derived = pd.DataFrame(out, index=frame.index)
@@ -116,9 +144,10 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
     known_sum = np.nansum(work, axis=1)
     partial = ~known.all(axis=1)
     # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
-    # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0.
+    # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0. Precisions the
+    # whole capture lacks are said once for the run, not on every launch.
     derived["flop_total"] = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
-    notes.add(partial & (known_sum > 0), "flop_total_lower_bound")
+    notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
             ai = derived["flop_total"].to_numpy() / derived[f"bytes_{level}"].to_numpy()
@@ -127,6 +156,22 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
     _flag_byte_order(derived, notes)
     return derived
+
+
+def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    if "source_file" not in frame:
+        return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
+    codes, names = pd.factorize(frame["source_file"].astype("object").fillna(""), sort=True)
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per row: whether `mask` holds on every row of the row's group."""
+    if not len(mask):
+        return mask
+    size = int(groups.max()) + 1
+    hits = np.bincount(groups, weights=mask.astype("float64"), minlength=size)
+    return (hits == np.bincount(groups, minlength=size))[groups]
 
 
 def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:

@@ -1,0 +1,94 @@
+"""What the run as a whole has to say, once, instead of on every launch.
+
+- what a capture lacks: quantities no launch of a source file could derive (`derive.Gap`), with the exact ncu
+  command that collects them, spelled in the metric family the capture already uses (a NERSC-style capture that
+  collected `lts__t_bytes` is told to collect the other NERSC metrics, never sent to another L2 metric);
+- why kernels have no speed of light: no counters (collect them) or no roofs (the export names no GPU: pass
+  `--gpu`), counted. A run where no kernel can be placed on a roofline is refused with that text unless the caller
+  allows an empty analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+
+from .derive import Gap
+from .vocabulary import DISPLAY, TRAFFIC_COLUMNS, WORK_COLUMNS
+
+ROOFLINE_QUANTITIES = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+REPORT_COLLECT = "profile with `ncu --set roofline` (ncu 2023+) or `ncu --set full`"
+
+
+def collect_command(needs: list[str], *, report: bool) -> str:
+    """`ncu --metrics a,b,c ...` for metric names and globs (globs become ncu `regex:` entries)."""
+    names = [n if "*" not in n else "regex:^" + re.escape(n).replace(r"\*", ".*") + "$" for n in needs]
+    tail = " -o report ..." if report else " --csv ..."
+    return "ncu --metrics " + ",".join(dict.fromkeys(names)) + tail
+
+
+def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
+    """One note per source file: what it lacks for the roofline, and the command that collects it."""
+    by_source: dict[str, list[Gap]] = defaultdict(list)
+    for gap in gaps:
+        by_source[gap.source].append(gap)
+    notes = []
+    for source in sorted(by_source):
+        found = [g for g in by_source[source] if g.quantity in ROOFLINE_QUANTITIES]
+        if not found:
+            continue
+        needs = [name for g in found for name in g.needs]
+        report = source in reports
+        command = collect_command(needs, report=report) if needs else REPORT_COLLECT
+        if len(found) == len(ROOFLINE_QUANTITIES):
+            how = f"{REPORT_COLLECT}, or {command}" if report else command
+            notes.append(f"{source}: no FLOP or byte counters in the capture ({found[0].launches} launches): {how}")
+            continue
+        names = ", ".join(DISPLAY[g.quantity.split("_", 1)[1]] for g in found)
+        work = [g for g in found if g.quantity in WORK_COLUMNS]
+        effect = "FLOP totals and the speed of light leave it out" if work else "the speed of light leaves it out"
+        notes.append(f"{source}: the capture holds no counters for {names} (unknown on all {found[0].launches} "
+                     f"launches; {effect}); to count it: {command}")
+    return notes
+
+
+def unplaced_kernels(kernels: pd.DataFrame) -> tuple[int, list[str]]:
+    """How many kernels have no speed of light, and why (counted per cause)."""
+    unknown = kernels["t_sol_s"].isna().to_numpy() if len(kernels) else np.zeros(0, dtype=bool)
+    if not unknown.any():
+        return 0, []
+    rows = kernels[unknown]
+    counted = rows[[*WORK_COLUMNS, *TRAFFIC_COLUMNS]].notna().any(axis=1).to_numpy()
+    reasons = []
+    if (~counted).any():
+        reasons.append(f"{int((~counted).sum())} have no FLOP or byte counters (collect them: "
+                       f"{REPORT_COLLECT}, or see `ncu-roofline metrics`)")
+    roofless = rows[counted]
+    if len(roofless):
+        no_device = roofless["device_name"].isna().to_numpy()
+        if no_device.any():
+            reasons.append(f"{int(no_device.sum())} have no roofs: the export names no GPU (pass --gpu NAME, see "
+                           "`ncu-roofline ceilings`)")
+        named = roofless[~no_device]
+        if len(named):
+            devices = ", ".join(sorted(set(named["device_name"].astype(str))))
+            reasons.append(f"{len(named)} have no roofs for their counters on {devices} (pass --gpu NAME or "
+                           "--ceilings FILE.toml)")
+    return int(unknown.sum()), reasons
+
+
+def unplaced_note(kernels: pd.DataFrame) -> str | None:
+    count, reasons = unplaced_kernels(kernels)
+    if not count:
+        return None
+    return f"{count} of {len(kernels)} kernels have no speed of light (headroom unknown): " + "; ".join(reasons)
+
+
+def nothing_placed_message(kernels: pd.DataFrame) -> str:
+    count, reasons = unplaced_kernels(kernels)
+    return (f"no kernel can be placed on a roofline: of {count} kernel(s), " + "; ".join(reasons)
+            + " (--allow-empty writes the outputs anyway)")
+
