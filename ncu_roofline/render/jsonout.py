@@ -34,17 +34,17 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
 
 
 def analysis_json(analysis: "Analysis", *, top: int | None = None) -> str:
+    from ..totals import run_totals
+
     kernels = analysis.kernels if top is None else analysis.kernels.head(top)
+    totals = {k: clean(v) if not isinstance(v, list) else v
+              for k, v in run_totals(analysis.kernels, analysis.launches).items()}
     payload = {
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": "analysis",
         "metadata": analysis.metadata(),
-        "totals": {
-            "kernels": int(len(analysis.kernels)),
-            "launches": int(analysis.launches["launches"].sum()) if len(analysis.launches) else 0,
-            "time_s": clean(float(analysis.kernels["time_s"].sum())),
-            "headroom_s": clean(float(analysis.kernels["headroom_s"].sum())),
-        },
+        "notes": list(analysis.notes),
+        "totals": totals,
         "kernels": records(kernels, KERNEL_FIELDS),
     }
     return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"
