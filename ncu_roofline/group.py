@@ -23,8 +23,7 @@ import fnmatch
 import numpy as np
 import pandas as pd
 
-from .vocabulary import DERIVED_QUANTITIES, LEVELS, PEAK_COLUMNS, TERMS, WORK_COLUMNS, ai_column, bytes_column, \
-    def_column
+from .vocabulary import DERIVED_QUANTITIES, LEVELS, TERMS, WORK_COLUMNS, ai_column, bytes_column, def_column
 
 GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
 # Amounts that add up over launches; a group's value is the sum of its launches' values.
@@ -109,7 +108,6 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
         np.zeros(0, dtype=np.int64)
     codes = np.where(known & out["t_sol_s"].notna().to_numpy() & (out["t_sol_s"].to_numpy() > 0), best, -1)
     out["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in TERMS])
-    assert tuple(t.peak for t in TERMS) == PEAK_COLUMNS
 
 
 def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:

@@ -6,8 +6,6 @@ are unknown and why; the sum over the known ones is given beside it under its ow
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from .run_notes import unplaced_kernels
@@ -29,9 +27,3 @@ def run_totals(kernels: pd.DataFrame, launches: pd.DataFrame) -> dict[str, objec
     out["unknown_reasons"] = reasons
     return out
 
-
-def share(part: object, whole: object) -> float | None:
-    if part is None or whole is None or not whole:
-        return None
-    value = float(part) / float(whole)  # type: ignore[arg-type]
-    return value if math.isfinite(value) else None
