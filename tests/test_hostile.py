@@ -304,7 +304,7 @@ def check(path: Path, data: bytes, applied: list[str]) -> None:
     path.write_bytes(data)
     expected = expected_launches(data)
     try:
-        result = analyze(path)
+        result = analyze(path, allow_empty=True)  # roofs unknown is not what this property is about
     except InputError as error:
         line = error.line()
         assert "\n" not in line and "\r" not in line, line
@@ -345,7 +345,7 @@ def test_the_real_cli_on_mutated_exports(tmp_path, seed):
     path.write_bytes(data)
     expected = expected_launches(data)
     proc = subprocess.run([sys.executable, "-m", "ncu_roofline.cli", "analyze", str(path), "-o", str(tmp_path / "out"),
-                           "--rows", "0"], capture_output=True, text=True, timeout=120)
+                           "--rows", "0", "--allow-empty"], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     if proc.returncode == 2:
         lines = proc.stderr.strip().splitlines()
@@ -363,7 +363,7 @@ def test_the_oracle_counts_what_the_fixtures_hold():
     for source in SOURCES:
         expected = expected_launches(source.read_bytes())
         try:
-            result = analyze(source)
+            result = analyze(source, allow_empty=True)
         except InputError:
             continue
         if isinstance(expected, set):
