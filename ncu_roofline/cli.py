@@ -165,13 +165,6 @@ def compare(
                 write_atomic(json_out, comparison_json(result).encode(), inputs=_inputs(result))
         if str(json_out) != "-":
             print_comparison(result, top=rows, console=stdout)
-            from .render.markdown import totals_sentence
-            from .totals import run_totals
-
-            stdout.print(totals_sentence(run_totals(result.kernels, result.launches)) + ".", highlight=False,
-                         markup=False)
-            for note in result.notes:
-                stdout.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
     if not result.passed:

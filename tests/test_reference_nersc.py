@@ -28,7 +28,7 @@ def climate(request):
     if not folder.is_dir():
         pytest.skip("../shared/ncu-samples is not present")
     reference = pd.read_csv(SAMPLES / "DeepLearningProfiling" / "reference" / "climate-seg_fp16-batch2-fw-amp.csv")
-    result = analyze(sorted(folder.glob("out.*.txt")))
+    result = analyze(sorted(folder.glob("out.*.txt")), allow_empty=True)  # the export names no GPU
     return result, reference.set_index("Kernel Name")
 
 
