@@ -52,8 +52,8 @@ def test_twelve_metric_split_files_merge_into_one_capture(climate):
     assert result.launches["time_s"].notna().all()
     assert not result.launches["status"].str.contains("not aligned").any()
     # 25 launches sit at another ID in at least one part (TensorFlow's launch order differs between the runs);
-    # the run-level note says so, once
-    assert len(result.notes) == 1
+    # the run-level note says so, once (before the notes on FP64 not collected and on the roofs unknown)
+    assert len([n for n in result.notes if "metric-split" in n]) == 1
     assert "12 metric-split parts of 559 launches each" in result.notes[0]
     assert "25 of the 559 launches had a different launch ID" in result.notes[0]
 
