@@ -62,14 +62,14 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
         def_codes[take] = index
         if definition.flag:
             flags.append((take, definition.flag))
-            # Flagged fallbacks are not what a user should collect, so they are never the one named.
-            continue
         # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
         rows = np.flatnonzero(usable & np.isnan(values))
         if rows.size == 0:
             continue
         missing = definition.expr.missing_mask(columns, rows)
-        count = missing.sum(axis=1) * 2 + definition.is_rate_form  # ties go to the totals form
+        # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
+        # no other definition applies to the architecture (Volta's tensor-pipe count, say).
+        count = missing.sum(axis=1) * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
         bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
         closer = count < best_missing[rows]
         best_missing[rows[closer]] = count[closer]

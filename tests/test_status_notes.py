@@ -74,6 +74,8 @@ def test_a_precision_the_capture_did_not_collect_is_a_run_note_not_a_launch_prob
     assert result.notes[0].startswith(f"{path}: the capture holds no counters for FP16, Tensor (unknown on all 5 "
                                       "launches; FLOP totals and the speed of light leave it out); to count it: "
                                       "ncu --metrics sm__sass_thread_inst_executed_op_hadd_pred_on.sum,")
+    # Volta has no sm__ops_path_tensor_* counters: it is told the tensor-pipe instruction count
+    assert result.notes[0].endswith(",sm__inst_executed_pipe_tensor.sum -o report ...")
 
 
 def test_nersc_capture_is_told_the_nersc_metrics_it_lacks(samples):
