@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from .derive import Gap
-from .vocabulary import DISPLAY, TRAFFIC_COLUMNS, WORK_COLUMNS
+from .vocabulary import TERMS, TRAFFIC_COLUMNS, WORK_COLUMNS, display
 
 ROOFLINE_QUANTITIES = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+_TERM_KEY = {term.amount: term.key for term in TERMS}  # "flop_fp16" -> "fp16"
 REPORT_COLLECT = "profile with `ncu --set roofline` (ncu 2023+) or `ncu --set full`"
 
 
@@ -47,7 +48,7 @@ def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
             how = f"{REPORT_COLLECT}, or {command}" if report else command
             notes.append(f"{source}: no FLOP or byte counters in the capture ({found[0].launches} launches): {how}")
             continue
-        names = ", ".join(DISPLAY[g.quantity.split("_", 1)[1]] for g in found)
+        names = ", ".join(display(_TERM_KEY[g.quantity]) for g in found)
         work = [g for g in found if g.quantity in WORK_COLUMNS]
         effect = "FLOP totals and the speed of light leave it out" if work else "the speed of light leaves it out"
         notes.append(f"{source}: the capture holds no counters for {names} (unknown on all {found[0].launches} "
