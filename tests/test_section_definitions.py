@@ -87,3 +87,33 @@ def test_h100_report_lists_hadd_hmul_without_values_so_fp16_is_hfma_only(samples
         assert not action.metric_by_name(metric).has_value()  # its inputs were not collected
     launches = analyze(path).launches
     assert (launches["def_flop_fp16"] == "smsp_sass_hp_hfma_only_rate").all()
+
+
+def report_paths() -> list[str]:
+    from conftest import SAMPLES
+
+    if not SAMPLES.is_dir():
+        return ["(samples absent)"]
+    return sorted(str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*.ncu-rep"))
+
+
+@pytest.mark.parametrize("name", report_paths())
+def test_every_report_reads_traffic_the_way_its_roofline_sections_chart_it(name):
+    """Where a report's roofline sections list the inputs of a traffic definition, that definition is the one
+    used, on every launch (the RTX 2080 Ti's l1tex__t_bytes, the H100's lgds writeback, the RTX 4060's lg)."""
+    pytest.importorskip("ncu_report")
+    from conftest import SAMPLES
+    from ncu_roofline.readers.ncu_rep import report_sections
+
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip("../shared/ncu-samples is not present")
+    catalogue = load_catalogue()
+    launches = analyze(path, allow_empty=True).launches.set_index("launch_id")
+    for launch_id, sections in enumerate(report_sections(path)):
+        listed = {m for section, names in sections.items() if "Roofline" in section for m in names}
+        for quantity in ("bytes_dram", "bytes_l2", "bytes_l1"):
+            charted = [d.id for d in catalogue.definitions(quantity)
+                       if d.expr.names and set(d.expr.names) - {"gpu__time_duration.sum"} <= listed]
+            if charted:
+                assert launches.loc[launch_id, f"def_{quantity}"] in charted, (launch_id, quantity)
