@@ -14,12 +14,12 @@ import pandas as pd
 
 from .catalogue import Catalogue, Columns, Definition, as_columns
 from .status import StatusNotes
+from .vocabulary import DERIVED_QUANTITIES, LEVELS, TRAFFIC_COLUMNS, WORK_COLUMNS, ai_column, bytes_column, \
+    def_column
 
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
-LEVELS = ("dram", "l2", "l1")
-WORK_QUANTITIES = tuple(f"flop_{p}" for p in PRECISIONS)
-TRAFFIC_QUANTITIES = tuple(f"bytes_{level}" for level in LEVELS)
-DERIVED_QUANTITIES = ("time_s", *WORK_QUANTITIES, *TRAFFIC_QUANTITIES)
+# The quantities a roofline places a launch by; one that a whole capture lacks is a run note (see `Gap`).
+COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+
 
 
 @dataclass
@@ -122,13 +122,13 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         defs = catalogue.definitions(quantity)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
-        out[f"def_{quantity}"] = picked.def_ids(defs)
+        out[def_column(quantity)] = picked.def_ids(defs)
         missing = np.isnan(picked.values)
-        wide = _everywhere(missing, sources) if quantity != "time_s" and gaps is not None \
+        wide = _everywhere(missing, sources) if quantity in COUNTED and gaps is not None \
             else np.zeros(len(frame), dtype=bool)
         notes.add_coded(missing & ~wide, picked.missing_codes,
                         [f"missing {quantity} ({text})" for text in picked.missing_texts])
-        if quantity in WORK_QUANTITIES:
+        if quantity in WORK_COLUMNS:
             local_missing |= missing & ~wide
         for code in np.unique(sources[wide]):
             rows = wide & (sources == code)
@@ -139,7 +139,7 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         for mask, flag in picked.flags:
             notes.add(mask, flag)
     derived = pd.DataFrame(out, index=frame.index)
-    work = derived[list(WORK_QUANTITIES)].to_numpy()
+    work = derived[list(WORK_COLUMNS)].to_numpy()
     known = ~np.isnan(work)
     known_sum = np.nansum(work, axis=1)
     partial = ~known.all(axis=1)
@@ -150,8 +150,8 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
     notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
-            ai = derived["flop_total"].to_numpy() / derived[f"bytes_{level}"].to_numpy()
-            derived[f"ai_{level}"] = np.where(np.isfinite(ai), ai, np.nan)
+            ai = derived["flop_total"].to_numpy() / derived[bytes_column(level)].to_numpy()
+            derived[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
         rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
         derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
     _flag_byte_order(derived, notes)
@@ -175,10 +175,10 @@ def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:
-    """More traffic nearer the cores is the norm: bytes_l1 >= bytes_l2 >= bytes_dram. Compared on bytes, so the
-    check runs whether or not FLOPs were counted. Flag violations, never fix them (docs/status.md says what they
-    usually mean)."""
-    l1, l2, dram = (derived[f"bytes_{lv}"].to_numpy() for lv in ("l1", "l2", "dram"))
+    """More traffic nearer the cores is the norm: bytes at a level >= bytes one level out (L1 >= L2 >= DRAM).
+    Compared on bytes, so the check runs whether or not FLOPs were counted. Flag violations, never fix them
+    (docs/status.md says what they usually mean)."""
     with np.errstate(invalid="ignore"):
-        notes.add(l1 < l2 * (1 - 1e-9), "bytes_order l1<l2")
-        notes.add(l2 < dram * (1 - 1e-9), "bytes_order l2<dram")
+        for near, far in zip(LEVELS[::-1], LEVELS[::-1][1:]):
+            notes.add(derived[bytes_column(near)].to_numpy() < derived[bytes_column(far)].to_numpy() * (1 - 1e-9),
+                      f"bytes_order {near}<{far}")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.analysis import evaluate
+from ncu_roofline.pipeline import evaluate
 from ncu_roofline.catalogue import load_catalogue
 from ncu_roofline.ceilings import CeilingOptions
 from ncu_roofline.launch_table import finish_launch_table
@@ -21,7 +21,7 @@ SINGLE = "SpeedOfLight_HierarchicalSingleRooflineChart"
 
 def test_rtx2080ti_report_charts_l1_and_l2_as_its_section_does(samples):
     ncu_report = pytest.importorskip("ncu_report")
-    from ncu_roofline.readers.ncu_rep import report_sections
+    from ncu_sections import report_sections
 
     path = samples / "nsight-compute-files" / "3136_64_64_rtx2080ti_sgemm.ncu-rep"
     action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
@@ -76,7 +76,7 @@ def test_hopper_fp16_counts_the_hadd_and_hmul_forms():
 
 def test_h100_report_lists_hadd_hmul_without_values_so_fp16_is_hfma_only(samples):
     ncu_report = pytest.importorskip("ncu_report")
-    from ncu_roofline.readers.ncu_rep import report_sections
+    from ncu_sections import report_sections
 
     path = samples / "cs599k" / "rms_norm_matrix_2025-04-21_v1.ncu-rep"
     action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
@@ -103,7 +103,7 @@ def test_every_report_reads_traffic_the_way_its_roofline_sections_chart_it(name)
     used, on every launch (the RTX 2080 Ti's l1tex__t_bytes, the H100's lgds writeback, the RTX 4060's lg)."""
     pytest.importorskip("ncu_report")
     from conftest import SAMPLES
-    from ncu_roofline.readers.ncu_rep import report_sections
+    from ncu_sections import report_sections
 
     path = SAMPLES / name
     if not path.exists():

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-if TYPE_CHECKING:
-    from ..analysis import Analysis
+from ..totals import run_totals
+from ..vocabulary import AI_COLUMNS
 
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
-                 "flop_total", "flop_per_s", "ai_dram", "ai_l2", "ai_l1", "bound", "roofline_fraction", "t_sol_s",
+                 "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
                  "headroom_s", "ceiling_source", "status")
 
 
@@ -33,18 +33,18 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
     return [{f: clean(v) for f, v in zip(present, row)} for row in frame[present].itertuples(index=False)]
 
 
-def analysis_json(analysis: "Analysis", *, top: int | None = None) -> str:
-    from ..totals import run_totals
-
-    kernels = analysis.kernels if top is None else analysis.kernels.head(top)
-    totals = {k: clean(v) if not isinstance(v, list) else v
-              for k, v in run_totals(analysis.kernels, analysis.launches).items()}
+def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
+                  top: int | None = None) -> str:
+    """The analysis summary: run notes, totals over all kernels (null where any kernel's value is unknown, with
+    the count and the reasons), then the first `top` ranked kernels."""
+    shown = kernels if top is None else kernels.head(top)
+    totals = {k: v if isinstance(v, list) else clean(v) for k, v in run_totals(kernels, launches).items()}
     payload = {
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": "analysis",
-        "metadata": analysis.metadata(),
-        "notes": list(analysis.notes),
+        "metadata": metadata,
+        "notes": json.loads(metadata.get("ncu_roofline.notes", "[]")),
         "totals": totals,
-        "kernels": records(kernels, KERNEL_FIELDS),
+        "kernels": records(shown, KERNEL_FIELDS),
     }
     return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
-from .console import fmt_si
+from ..totals import run_totals
 from .names import short_kernel_name
-
-if TYPE_CHECKING:
-    from ..analysis import Analysis
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _pct(value: float) -> str:
-    return "—" if pd.isna(value) else f"{value:.1%}"
+from .numbers import cell as _cell
+from .numbers import format_si as fmt_si
+from .numbers import pct as _pct
 
 
 def totals_sentence(totals: dict) -> str:
     """'GPU time 1 ms, recoverable at the roofs 0.2 ms (20.0%)', with unknown totals shown as unknown, and why."""
     time_s, headroom = totals["time_s"], totals["headroom_s"]
-    time_text = fmt_si(time_s if time_s is not None else float("nan"), "s")
+    time_text = fmt_si(time_s, "s")
     if time_s is None and totals["time_s_known"] is not None:
         time_text += f" (unknown for {totals['kernels_unknown_time']} kernels; {fmt_si(totals['time_s_known'], 's')}" \
                      " over the others)"
@@ -38,18 +28,18 @@ def totals_sentence(totals: dict) -> str:
     return text
 
 
-def analysis_markdown(analysis: "Analysis", *, top: int = 10) -> str:
-    from ..totals import run_totals
-
-    kernels = analysis.kernels
-    totals = run_totals(kernels, analysis.launches)
-    not_ok = int((analysis.launches["status"] != "ok").sum())
+def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
+                      notes: list[str] = ()) -> str:
+    """The summary: totals (unknown where any kernel's is), inputs, ceilings, the first `top` ranked kernels, then
+    the run-level notes."""
+    totals = run_totals(kernels, launches)
+    not_ok = int((launches["status"] != "ok").sum())
     lines = [
         "## ncu-roofline",
         "",
         f"**{totals['kernels']} kernels**, {totals['launches']} launches, {totals_sentence(totals)}.",
         "",
-        f"Inputs: {', '.join(f'`{f.path}`' for f in analysis.inputs)}. Ceilings: "
+        f"Inputs: {', '.join(f'`{path}`' for path in inputs)}. Ceilings: "
         f"{', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none'}.",
         "",
         "| # | kernel | launches | time | share | FLOP/s | bound | of roof | headroom |",
@@ -63,6 +53,6 @@ def analysis_markdown(analysis: "Analysis", *, top: int = 10) -> str:
             f"{fmt_si(row.headroom_s, 's')} |")
     if not_ok:
         lines += ["", f"{not_ok} launch rows carry a status other than `ok` (see `launches.parquet`)."]
-    if analysis.notes:
-        lines += ["", "Notes:", ""] + [f"- {_cell(note)}" for note in analysis.notes]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {_cell(note)}" for note in notes]
     return "\n".join(lines) + "\n"
