@@ -142,9 +142,9 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
-        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels))
+        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, launch_table))
     notes = [*inputs.notes, *gap_notes(gaps, reports)]
-    unplaced = unplaced_note(kernels)
+    unplaced = unplaced_note(kernels, launch_table)
     if unplaced:
         notes.append(unplaced)
     return Analysis(

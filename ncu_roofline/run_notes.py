@@ -56,40 +56,41 @@ def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
     return notes
 
 
-def unplaced_kernels(kernels: pd.DataFrame) -> tuple[int, list[str]]:
-    """How many kernels have no speed of light, and why (counted per cause)."""
+def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int, list[str]]:
+    """How many kernels have no speed of light, and why: the launches without one, counted per cause (a kernel's
+    headroom is unknown as soon as one of its launches' is)."""
     unknown = kernels["t_sol_s"].isna().to_numpy() if len(kernels) else np.zeros(0, dtype=bool)
     if not unknown.any():
         return 0, []
-    rows = kernels[unknown]
+    rows = launches[launches["t_sol_s"].isna().to_numpy()]
+    weight = rows["launches"].to_numpy(dtype=np.int64)
     counted = rows[[*WORK_COLUMNS, *TRAFFIC_COLUMNS]].notna().any(axis=1).to_numpy()
     reasons = []
     if (~counted).any():
-        reasons.append(f"{int((~counted).sum())} have no FLOP or byte counters (collect them: "
+        reasons.append(f"{int(weight[~counted].sum())} launch(es) have no FLOP or byte counters (collect them: "
                        f"{REPORT_COLLECT}, or see `ncu-roofline metrics`)")
-    roofless = rows[counted]
-    if len(roofless):
-        no_device = roofless["device_name"].isna().to_numpy()
-        if no_device.any():
-            reasons.append(f"{int(no_device.sum())} have no roofs: the export names no GPU (pass --gpu NAME, see "
-                           "`ncu-roofline ceilings`)")
-        named = roofless[~no_device]
-        if len(named):
-            devices = ", ".join(sorted(set(named["device_name"].astype(str))))
-            reasons.append(f"{len(named)} have no roofs for their counters on {devices} (pass --gpu NAME or "
-                           "--ceilings FILE.toml)")
+    source = rows["ceiling_source"].astype("object").fillna("none").astype(str).to_numpy()
+    no_gpu = counted & (source == "none") & rows["device_name"].isna().to_numpy()
+    if no_gpu.any():
+        reasons.append(f"{int(weight[no_gpu].sum())} launch(es) have counters but no roofs: the export names no GPU "
+                       "(pass --gpu NAME, see `ncu-roofline ceilings`)")
+    other = counted & ~no_gpu
+    if other.any():
+        where = sorted(set(rows["device_name"].astype("object").where(rows["device_name"].notna(), source)[other]
+                           .astype(str)))
+        reasons.append(f"{int(weight[other].sum())} launch(es) have counters but no roof for them ({', '.join(where)}:"
+                       " pass --gpu NAME or --ceilings FILE.toml)")
     return int(unknown.sum()), reasons
 
 
-def unplaced_note(kernels: pd.DataFrame) -> str | None:
-    count, reasons = unplaced_kernels(kernels)
+def unplaced_note(kernels: pd.DataFrame, launches: pd.DataFrame) -> str | None:
+    count, reasons = unplaced_kernels(kernels, launches)
     if not count:
         return None
     return f"{count} of {len(kernels)} kernels have no speed of light (headroom unknown): " + "; ".join(reasons)
 
 
-def nothing_placed_message(kernels: pd.DataFrame) -> str:
-    count, reasons = unplaced_kernels(kernels)
-    return (f"no kernel can be placed on a roofline: of {count} kernel(s), " + "; ".join(reasons)
+def nothing_placed_message(kernels: pd.DataFrame, launches: pd.DataFrame) -> str:
+    count, reasons = unplaced_kernels(kernels, launches)
+    return (f"no kernel can be placed on a roofline ({count} kernel(s)): " + "; ".join(reasons)
             + " (--allow-empty writes the outputs anyway)")
-

@@ -13,7 +13,7 @@ from .run_notes import unplaced_kernels
 
 def run_totals(kernels: pd.DataFrame, launches: pd.DataFrame) -> dict[str, object]:
     """Kernels, launches, time and headroom of the run, with unknowns counted and explained."""
-    _, reasons = unplaced_kernels(kernels)
+    _, reasons = unplaced_kernels(kernels, launches)
     out: dict[str, object] = {
         "kernels": int(len(kernels)),
         "launches": int(launches["launches"].sum()) if len(launches) else 0,

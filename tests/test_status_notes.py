@@ -34,7 +34,7 @@ def test_basic_set_report_without_counters_exits_2_and_says_what_to_collect(samp
     result = runner.invoke(app, ["analyze", str(path), "--rows", "0"])
     assert result.exit_code == 2
     assert "no kernel can be placed on a roofline" in result.output
-    assert "1 have no FLOP or byte counters" in result.output and "ncu --set" in result.output
+    assert "10 launch(es) have no FLOP or byte counters" in result.output and "ncu --set" in result.output
     # with --allow-empty: written, and the unknown headroom is null in every output, never 0
     result = runner.invoke(app, ["analyze", str(path), "--allow-empty", "--json", str(tmp_path / "s.json"),
                                  "--summary-md", str(tmp_path / "s.md"), "--rows", "5"])
@@ -42,8 +42,9 @@ def test_basic_set_report_without_counters_exits_2_and_says_what_to_collect(samp
     totals = json.loads((tmp_path / "s.json").read_text())["totals"]
     assert totals["headroom_s"] is None and totals["headroom_s_known"] is None
     assert totals["kernels_unknown_headroom"] == 1 and totals["kernels"] == 1
-    assert totals["unknown_reasons"] == ["1 have no FLOP or byte counters (collect them: profile with `ncu --set "
-                                         "roofline` (ncu 2023+) or `ncu --set full`, or see `ncu-roofline metrics`)"]
+    assert totals["unknown_reasons"] == ["10 launch(es) have no FLOP or byte counters (collect them: profile with "
+                                         "`ncu --set roofline` (ncu 2023+) or `ncu --set full`, or see "
+                                         "`ncu-roofline metrics`)"]
     markdown = (tmp_path / "s.md").read_text()
     assert "recoverable at the roofs — (unknown for 1 of 1 kernels" in markdown
     assert "recoverable at the roofs 0" not in markdown
@@ -54,7 +55,7 @@ def test_export_without_device_name_exits_2_unless_a_gpu_is_given(samples, tmp_p
     path = samples / "cuda-roofline" / "output_V100.csv"
     result = runner.invoke(app, ["analyze", str(path), "--rows", "0"])
     assert result.exit_code == 2
-    assert "4 have no roofs: the export names no GPU (pass --gpu NAME" in result.output
+    assert "11 launch(es) have counters but no roofs: the export names no GPU (pass --gpu NAME" in result.output
     result = runner.invoke(app, ["analyze", str(path), "--rows", "0", "--allow-empty", "--json",
                                  str(tmp_path / "s.json")])
     summary = json.loads((tmp_path / "s.json").read_text())
