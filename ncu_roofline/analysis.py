@@ -45,6 +45,9 @@ class Analysis:
     # What the run as a whole has to say (how metric-split parts were aligned, what the capture lacks, why kernels
     # have no speed of light); per-launch problems stay in each row's `status`.
     notes: list[str] = field(default_factory=list)
+    # `analyze --points`: the points on this run's roofs, and which kernel group (rank) each one names.
+    model_points: pd.DataFrame | None = None
+    model_pairs: pd.DataFrame | None = None
 
     def metadata(self) -> dict[str, str]:
         """File metadata for every artifact: deterministic (no timestamps)."""
@@ -64,7 +67,8 @@ class Analysis:
         """The hierarchical roofline as an Altair chart (notebooks display it as is)."""
         from .render.chart import roofline_chart
 
-        return roofline_chart(self.kernels, self.chart_context(top))
+        return roofline_chart(self.kernels, self.chart_context(top), model_points=self.model_points,
+                              model_pairs=self.model_pairs)
 
     def chart_context(self, top: int = 20):
         from .render.chart import ChartContext
@@ -91,13 +95,14 @@ class Analysis:
         from .render.outputs import write_outputs
 
         return write_outputs(Path(outdir), launches=self.launches, kernels=self.kernels, metadata=self.metadata(),
-                             ctx=self.chart_context(top), inputs=self.input_paths, formats=formats)
+                             ctx=self.chart_context(top), inputs=self.input_paths, formats=formats,
+                             model_points=self.model_points, model_pairs=self.model_pairs)
 
     def json(self, *, top: int | None = None) -> str:
         """The JSON summary (docs/json-schema.md)."""
         from .render.jsonout import analysis_json
 
-        return analysis_json(self.kernels, self.launches, self.metadata(), top=top)
+        return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points)
 
     def markdown(self, *, top: int = 10) -> str:
         """The Markdown summary for CI step summaries and pull-request comments."""
@@ -108,15 +113,25 @@ class Analysis:
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
-            clock: str = "measured", group_by_nvtx: bool = False, nvtx_include: str | None = None,
+            clock: str = "measured", group_by_nvtx: bool = False, group_by_op: bool = False,
+            nvtx_include: str | None = None,
             catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
-            allow_empty: bool = False) -> Analysis:
+            points: str | Path | None = None, allow_empty: bool = False) -> Analysis:
     """Analyse ncu exports or reports: one Analysis for all the inputs together.
 
     A run in which no kernel can be placed on a roofline (no counters, or no roofs) raises `InputError` saying
-    why, unless `allow_empty`: then the tables are returned with every unknown left null."""
+    why, unless `allow_empty`: then the tables are returned with every unknown left null.
+
+    `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
+    model columns (model/match.py). `group_by_op`: kernel groups are PyTorch operators read from
+    `emit_nvtx()` ranges (torch_ranges.py), forward and backward apart."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    model_input = None
+    if points is not None:
+        from .model.points import read_points
+
+        model_input = read_points(points)  # a malformed points file fails before large inputs are read
     if clock not in {"measured", "max"}:
         raise InputError(None, f"--clock must be 'measured' or 'max', not {clock!r}")
     catalogue = catalogue or load_catalogue()
@@ -138,7 +153,12 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         refuse_without_roofline_metrics(raw, catalogue, reports)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
-    kernel_values = group_launches(launches, group_keys(group_by_nvtx))
+    if group_by_op:
+        from .torch_ranges import group_by_op as relabel_by_op
+
+        kernel_values = group_launches(relabel_by_op(launches), group_keys(False))
+    else:
+        kernel_values = group_launches(launches, group_keys(group_by_nvtx))
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
@@ -147,11 +167,21 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     unplaced = unplaced_note(kernels, launch_table)
     if unplaced:
         notes.append(unplaced)
+    model_points = model_pairs = None
+    if model_input is not None:
+        from .model.match import match_pairs, model_columns, place_on_run
+
+        model_pairs = match_pairs(model_input, kernels)
+        kernels = model_columns(kernels, model_input, model_pairs)
+        model_points = place_on_run(model_input, kernels, model_pairs)
     return Analysis(
         launches=launch_table, kernels=kernels,
         inputs=digests(), notes=notes,
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
-                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
+                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include,
+                 **({"group_by_op": True} if group_by_op else {}),
+                 **({"points": str(points)} if points is not None else {})},
+        model_points=model_points, model_pairs=model_pairs,
     )
 
 

@@ -24,13 +24,16 @@ from .catalogue import Catalogue, Columns, as_columns
 from .derive import pick_definition
 from .errors import InputError
 from .status import StatusNotes
-from .vocabulary import PEAK_COLUMNS, TERM_BY_PEAK, TERMS, def_column, display
+from .vocabulary import (ROOF_COLUMNS, TENSOR_PEAK_COLUMNS, TENSOR_TERMS, TERM_BY_KEY, TERMS,
+                         def_column, display, tensor_peak_column)
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.
 _OFF_CHIP = next(t for t in TERMS if t.kind == "memory" and not t.sm_clocked)
+_TERM_OF_ROOF = {t.peak: t for t in (*TERMS, *TENSOR_TERMS)}
+_TENSOR_PIPE = TERM_BY_KEY["tensor"]
 # Roofs that run on the SM clock: scaled by --clock max, and rescaled from a table's boost clock.
-_SM_CLOCKED = tuple(t.peak for t in TERMS if t.sm_clocked)
+_SM_CLOCKED = tuple(column for column, term in _TERM_OF_ROOF.items() if term.sm_clocked)
 
 
 @dataclass(frozen=True)
@@ -41,38 +44,43 @@ class CeilingOptions:
     clock: str = "measured"  # or "max"
     # Device name -> its table row, or why there is none: resolved once per analysis (see `resolve_devices`).
     devices: dict[object, object] | None = None
+    use_table: bool = True  # False: report and user roofs only (a ceilings template prefilled from a report)
 
 
 def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
                     notes: StatusNotes) -> pd.DataFrame:
-    """Seven peak columns, `ceiling_source`, and status notes for roofs that stay unknown."""
+    """Seven peak columns and one per tensor input type, `ceiling_source`, and status notes for unknown roofs."""
     n = len(raw)
     columns = as_columns(raw)
     out: dict[str, np.ndarray] = {}
     source_parts: list[np.ndarray] = []
     scale = _clock_scale(columns, catalogue, options.clock, notes)
     table_peaks, table_label, table_clock = _table_peaks(raw, options, notes)
+    user_peaks = _user_roofs(options.user_peaks)
     reports: dict[str, np.ndarray] = {}
-    for column in PEAK_COLUMNS:
-        term = TERM_BY_PEAK[column]
+    for column in ROOF_COLUMNS:
+        term = _TERM_OF_ROOF[column]
         used = derived[def_column(term.amount)]
         allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
                    for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
         reports[column] = report * scale if term.sm_clocked else report
-    table_peaks, table_label = _on_report_clock(columns, catalogue, options, reports, table_peaks, table_label,
-                                                table_clock, notes)
-    for column in PEAK_COLUMNS:
+    table_peaks, table_label = _on_report_clock(columns, catalogue, options.clock, user_peaks, reports, table_peaks,
+                                                table_label, table_clock, notes)
+    for column in ROOF_COLUMNS:
+        quantity = _TERM_OF_ROOF[column].amount
         report = reports[column]
         values = report.copy()
         origin = np.where(np.isnan(report), "", "report").astype(object)
-        if options.user_peaks and column in options.user_peaks:
-            values[:] = options.user_peaks[column]
+        if column in user_peaks:
+            values[:] = user_peaks[column]
             origin[:] = options.user_source or "user"
         from_table = np.isnan(values) & ~np.isnan(table_peaks[column])
         values[from_table] = table_peaks[column][from_table]
         origin[from_table] = table_label[from_table]
         out[column] = values
+        if column in TENSOR_PEAK_COLUMNS:  # a type's roof is cited only where the launch did work of that type
+            origin = np.where(derived[quantity].to_numpy(dtype="float64") > 0, origin, "").astype(object)
         source_parts.append(origin)
     integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
     if integrated.any():
@@ -82,6 +90,15 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     frame = pd.DataFrame(out, index=raw.index)
     frame["ceiling_source"] = _join_sources(source_parts, n)
     return frame
+
+
+def _user_roofs(user_peaks: dict[str, float] | None) -> dict[str, float]:
+    """The user's roofs; their `tensor` roof is by definition dense FP16 input, so it is the FP16 type's too."""
+    roofs = dict(user_peaks or {})
+    tensor_fp16 = tensor_peak_column("fp16")
+    if _TENSOR_PIPE.peak in roofs and tensor_fp16 not in roofs:
+        roofs[tensor_fp16] = roofs[_TENSOR_PIPE.peak]
+    return roofs
 
 
 def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
@@ -122,7 +139,7 @@ def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
     return out
 
 
-def _on_report_clock(columns: Columns, catalogue: Catalogue, options: CeilingOptions,
+def _on_report_clock(columns: Columns, catalogue: Catalogue, clock: str, user_peaks: dict[str, float],
                      reports: dict[str, np.ndarray], table_peaks: dict[str, np.ndarray], labels: np.ndarray,
                      table_clock: np.ndarray, notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Table roofs used beside report roofs, rescaled from the table's boost clock to the report roofs' clock."""
@@ -132,24 +149,22 @@ def _on_report_clock(columns: Columns, catalogue: Catalogue, options: CeilingOpt
         has_report |= ~np.isnan(values)
     fills = np.zeros(n, dtype=bool)  # a table roof will stand beside a report roof (a user file overrides both)
     for column in _SM_CLOCKED:
-        if options.user_peaks and column in options.user_peaks:
-            continue
-        fills |= np.isnan(reports[column]) & ~np.isnan(table_peaks[column])
+        if column not in user_peaks:
+            fills |= np.isnan(reports[column]) & ~np.isnan(table_peaks[column])
     mixed = has_report & fills
     if not mixed.any():
         return table_peaks, labels
-    quantity = "max_sm_clock_hz" if options.clock == "max" else "sm_clock_hz"
-    target = pick_definition(columns, catalogue.definitions(quantity)).values
+    target = pick_definition(columns, catalogue.definitions("max_sm_clock_hz" if clock == "max"
+                                                            else "sm_clock_hz")).values
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = target / table_clock
     known = mixed & np.isfinite(factor) & (factor > 0)
-    basis = "max_clock" if options.clock == "max" else "measured_clock"
     peaks = dict(table_peaks)
     for column in _SM_CLOCKED:
         peaks[column] = np.where(known, table_peaks[column] * factor, table_peaks[column])
     labels = labels.copy()
-    labels[known] = labels[known] + f"@{basis}"
-    clock_name = "maximum" if options.clock == "max" else "measured"
+    labels[known] = labels[known] + ("@max_clock" if clock == "max" else "@measured_clock")
+    clock_name = "maximum" if clock == "max" else "measured"
     notes.add(mixed & ~known, f"table roofs at the table's clock beside report roofs: the {clock_name} SM clock or "
                               "the table's boost clock is unknown")
     return peaks, labels
@@ -159,17 +174,22 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
                  notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """Per launch, the built-in table's roofs for its device (or for --gpu), a label and the table's boost clock
     (Hz; NaN where unknown)."""
+    from .gpus import tensor_type_peaks  # the table is data; loaded on first use
+
     n = len(raw)
-    peaks = {c: np.full(n, np.nan) for c in PEAK_COLUMNS}
+    peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
     labels = np.full(n, "", dtype=object)
     clocks = np.full(n, np.nan)
+    if not options.use_table:
+        return peaks, labels, clocks
     devices = options.devices
     if devices is None:
         devices = resolve_devices(raw["device_name"], options.gpu)
     if options.gpu:
         spec = devices[None]
-        for column in PEAK_COLUMNS:
-            peaks[column][:] = spec.peaks.get(column, np.nan)
+        roofs = {**spec.peaks, **tensor_type_peaks(spec)}
+        for column in ROOF_COLUMNS:
+            peaks[column][:] = roofs.get(column, np.nan)
         labels[:] = f"table:{spec.name}"
         clocks[:] = spec.boost_clock_hz if spec.boost_clock_hz else np.nan
         return peaks, labels, clocks
@@ -183,8 +203,9 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         if isinstance(found, str):
             notes.add(rows, found)
             continue
-        for column in PEAK_COLUMNS:
-            peaks[column][rows] = found.peaks.get(column, np.nan)
+        roofs = {**found.peaks, **tensor_type_peaks(found)}
+        for column in ROOF_COLUMNS:
+            peaks[column][rows] = roofs.get(column, np.nan)
         labels[rows] = f"table:{found.name}"
         clocks[rows] = found.boost_clock_hz if found.boost_clock_hz else np.nan
     return peaks, labels, clocks

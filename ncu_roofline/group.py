@@ -23,11 +23,16 @@ import fnmatch
 import numpy as np
 import pandas as pd
 
-from .vocabulary import DERIVED_QUANTITIES, LEVELS, TERMS, WORK_COLUMNS, ai_column, bytes_column, def_column
+from .rank import split_by_tensor_type
+from .vocabulary import (ALL_TERMS, DERIVED_QUANTITIES, LEVELS, TENSOR_FLOP_COLUMNS, TERM_BY_KEY, WORK_COLUMNS,
+                         ai_column, bytes_column, def_column)
 
 GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
 # Amounts that add up over launches; a group's value is the sum of its launches' values.
-SUMMED = ("time_s", *WORK_COLUMNS, "flop_total", *(bytes_column(lv) for lv in LEVELS), "t_sol_s", "headroom_s")
+SUMMED = ("time_s", *WORK_COLUMNS, "flop_total", *(bytes_column(lv) for lv in LEVELS), "t_sol_s", "headroom_s",
+          *TENSOR_FLOP_COLUMNS)
+# The whole tensor pipe: not a term of launches whose tensor work is split by input type (see rank.py).
+_TENSOR_PIPE = TERM_BY_KEY["tensor"].key
 
 
 def group_keys(by_nvtx: bool) -> list[str]:
@@ -54,7 +59,7 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         out[column] = _sum_or_null(frame, grouped, column)
     _recompute_ratios(out)
     _group_roofs(frame, out)
-    for quantity in DERIVED_QUANTITIES:
+    for quantity in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS):
         out[def_column(quantity)] = _distinct(frame, def_column(quantity))
     out["ceiling_source"] = _distinct(frame, "ceiling_source")
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
@@ -87,12 +92,15 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
     group = frame["_group"].to_numpy()
     n_groups = len(out)
     time_s = frame["time_s"].to_numpy(dtype="float64")
-    term_times = np.full((n_groups, len(TERMS)), np.nan)
-    for j, term in enumerate(TERMS):
+    split = split_by_tensor_type(frame)
+    term_times = np.full((n_groups, len(ALL_TERMS)), np.nan)
+    for j, term in enumerate(ALL_TERMS):
         amount = frame[term.amount].to_numpy(dtype="float64")
         peak = frame[term.peak].to_numpy(dtype="float64")
         with np.errstate(divide="ignore", invalid="ignore"):
             launch_time = np.where(amount == 0, 0.0, amount / peak)
+        if term.key == _TENSOR_PIPE:  # steps aside where the launch's tensor work is split by type
+            launch_time = np.where(split, 0.0, launch_time)
         unknown_peak = _any(np.isnan(peak), group, n_groups)
         summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
         summed_time = _sum(np.nan_to_num(launch_time), group, n_groups)
@@ -107,7 +115,7 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
     best = np.argmax(np.where(np.isnan(term_times), -np.inf, term_times), axis=1) if n_groups else \
         np.zeros(0, dtype=np.int64)
     codes = np.where(known & out["t_sol_s"].notna().to_numpy() & (out["t_sol_s"].to_numpy() > 0), best, -1)
-    out["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in TERMS])
+    out["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in ALL_TERMS])
 
 
 def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
