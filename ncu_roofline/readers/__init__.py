@@ -79,9 +79,12 @@ def read_inputs(paths: Iterable[str | Path], wanted: Callable[[str], bool],
                 progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Read every input and return one LaunchTable; metric-split captures are merged first.
 
-    `attrs["report_sources"]` names the binary reports among the sources (their content, not their names, said so).
+    `attrs["report_sources"]` names the binary reports among the sources (their content, not their names, said so);
+    `attrs["run_notes"]` holds the readers' notes on the run (how metric-split parts were aligned).
     """
-    return read_all(paths, wanted, progress).table
+    inputs = read_all(paths, wanted, progress)
+    inputs.table.attrs["run_notes"] = list(inputs.notes)
+    return inputs.table
 
 
 def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
