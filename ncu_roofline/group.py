@@ -97,14 +97,14 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
     for j, term in enumerate(ALL_TERMS):
         amount = frame[term.amount].to_numpy(dtype="float64")
         peak = frame[term.peak].to_numpy(dtype="float64")
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             launch_time = np.where(amount == 0, 0.0, amount / peak)
         if term.key == _TENSOR_PIPE:  # steps aside where the launch's tensor work is split by type
             launch_time = np.where(split, 0.0, launch_time)
         unknown_peak = _any(np.isnan(peak), group, n_groups)
         summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
         summed_time = _sum(np.nan_to_num(launch_time), group, n_groups)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             weighted = _sum(np.nan_to_num(peak * time_s), group, n_groups) / _sum(np.nan_to_num(time_s), group,
                                                                                    n_groups)
             peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
