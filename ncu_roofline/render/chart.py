@@ -435,7 +435,10 @@ def _render(chart: alt.TopLevelMixin, fmt: str) -> bytes:
         return binary.getvalue()
     text = io.StringIO()
     if fmt == "html":
-        chart.save(text, format="html", inline=True, embed_options=dict(EMBED_OPTIONS),
+        from .vega_bundle import InlineTemplate
+
+        # Altair's inline=True page, with the Vega bundle from the cache instead of rebuilt (render/vega_bundle.py).
+        chart.save(text, format="html", template=InlineTemplate(), embed_options=dict(EMBED_OPTIONS),
                    json_kwds={"cls": _ScriptSafeEncoder, "sort_keys": True})
     else:
         chart.save(text, format="svg")
