@@ -78,7 +78,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
           repeat_large: int = 2, full: bool = False, log: Callable[[str], None] = print) -> tuple[list[Target], list[str]]:
     """Measure every target; returns the verdicts and the raw figures (one line per command)."""
     me = sys.executable
-    cli = [python, "-m", "ncu_roofline.cli"]
+    script = Path(python).parent / "ncu-roofline"  # the installed command: what users start (and it does not put
+    cli = [str(script)] if script.exists() else [python, "-m", "ncu_roofline.cli"]  # the cwd on sys.path)
     figures: list[str] = []
     targets: list[Target] = []
     out = workdir / "quick_out"

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import math
+import sys
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 from .names import short_kernel_name
 
+if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
+    import pandas as pd
+
+
+def _unknown(value: object) -> bool:
+    """None, NaN, or pandas' NA/NaT (which only exist once pandas is imported)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
+
 
 def fmt_si(value: float, unit: str) -> str:
     """1.23e12 -> '1.23 T' + unit; '—' for unknown."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+    if _unknown(value):
         return "—"
     value = float(f"{float(value):.3g}")  # round first, so the prefix follows the printed digits
     for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
@@ -24,6 +36,8 @@ def fmt_si(value: float, unit: str) -> str:
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "") -> Table:
+    import pandas as pd
+
     table = Table(title=title or None, show_lines=False, header_style="bold")
     for name, justify in (("#", "right"), ("kernel", "left"), ("launches", "right"), ("time", "right"),
                           ("share", "right"), ("FLOP/s", "right"), ("AI dram", "right"), ("bound", "left"),
