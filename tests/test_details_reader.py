@@ -35,6 +35,14 @@ def read(path) -> pd.DataFrame:
     return read_csv_export(path, load_catalogue().wants)
 
 
+def test_the_parallel_read_reports_progress_to_the_end_of_the_file(tmp_path):
+    path = tmp_path / "details.csv"
+    path.write_text(details_page(50))
+    seen: list[int] = []
+    read_csv_export(path, load_catalogue().wants, seen.append)
+    assert seen and seen == sorted(seen) and seen[-1] == path.stat().st_size
+
+
 def test_a_uniform_page_is_read_in_parallel_and_matches_the_serial_read(tmp_path, monkeypatch):
     path = tmp_path / "details.csv"
     path.write_text(details_page(400))
