@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
-
 from .errors import InputError  # noqa: E402
+from .version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from .analysis import Analysis, analyze

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Callable, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -77,26 +77,12 @@ def analyze(
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
-        if summary_md is not None:
-            from .render.markdown import analysis_markdown
-            from .render.files import write_atomic
-
-            write_atomic(summary_md, analysis_markdown(result, top=rows or 10).encode(),
-                         inputs=[Path(f.path) for f in result.inputs])
-        if json_out is not None:
-            from .render.jsonout import analysis_json
-
-            text = analysis_json(result, top=rows or 10)
-            if str(json_out) == "-":
-                sys.stdout.write(text)
-            else:
-                from .render.files import write_atomic
-
-                write_atomic(json_out, text.encode(), inputs=[Path(f.path) for f in result.inputs])
+        _emit(summary_md, lambda: result.markdown(top=rows or 10), result.input_paths)
+        _emit(json_out, lambda: result.json(top=rows or 10), result.input_paths)
         if rows and str(json_out) != "-":
-            n_launches = int(result.launches["launches"].sum()) if len(result.launches) else 0
             print_summary(result.kernels, top=rows, console=stdout,
-                          title=f"{len(result.kernels)} kernels, {n_launches} launches — top {min(rows, len(result.kernels))} by headroom")
+                          title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
+                                f"top {min(rows, len(result.kernels))} by headroom")
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
         if open_html:
@@ -131,7 +117,9 @@ def compare(
     from .compare import compare as run_compare
     from .gates import parse_gates
     from .render.compare_console import print_comparison
-    from .render.files import write_atomic
+    from .render.compare_json import comparison_json
+    from .render.compare_markdown import comparison_markdown
+    from .render.compare_outputs import write_comparison
 
     with user_errors():
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
@@ -142,20 +130,17 @@ def compare(
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
             stderr.print(f"ncu-roofline: warning: {warning}", markup=False, highlight=False, soft_wrap=True)
-        written = result.write(out, top=top) if out is not None else []
-        if summary_md is not None:
-            from .render.compare_markdown import comparison_markdown
-
-            write_atomic(summary_md, comparison_markdown(result, top=rows or 10).encode(), inputs=_inputs(result))
-        if json_out is not None:
-            from .render.compare_json import comparison_json
-
-            if str(json_out) == "-":
-                sys.stdout.write(comparison_json(result))
-            else:
-                write_atomic(json_out, comparison_json(result).encode(), inputs=_inputs(result))
+        info = result.info()
+        written = []
+        if out is not None:
+            written = write_comparison(out, kernels=result.kernels, totals=result.totals, info=info,
+                                       base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                                       ctx=result.chart_context(top), inputs=result.input_paths)
+        _emit(summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10),
+              result.input_paths)
+        _emit(json_out, lambda: comparison_json(result.kernels, result.totals, info), result.input_paths)
         if str(json_out) != "-":
-            print_comparison(result, top=rows, console=stdout)
+            print_comparison(result.kernels, result.totals, info, top=rows, console=stdout)
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
     if not result.passed:
@@ -223,15 +208,22 @@ def _progress(inputs: list[Path]) -> Iterator[object]:
     if not sys.stderr.isatty():
         yield None
         return
-    from .render.progress import ReadProgress
+    from .cli_progress import ReadProgress
 
     with ReadProgress(inputs, stderr) as progress:
         yield progress
 
 
-def _inputs(comparison) -> list[Path]:
-    """Input files of both runs: summaries must never be written over them."""
-    return [Path(f.path) for f in (*comparison.base.inputs, *comparison.head.inputs)]
+def _emit(dest: Optional[Path], text: Callable[[], str], inputs: list[Path]) -> None:
+    """A summary to `dest` ('-': stdout), never over an input; nothing when no destination was asked for."""
+    if dest is None:
+        return
+    if str(dest) == "-":
+        sys.stdout.write(text())
+        return
+    from .render.files import write_atomic
+
+    write_atomic(dest, text().encode(), inputs=inputs)
 
 
 def main() -> None:

@@ -2,39 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 
-from .console import fmt_si
 from .names import short_kernel_name
-
-if TYPE_CHECKING:
-    from ..analysis import Analysis
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+from .numbers import cell as _cell
+from .numbers import format_si as fmt_si
+from .numbers import pct as _pct
 
 
-def _pct(value: float) -> str:
-    return "—" if pd.isna(value) else f"{value:.1%}"
-
-
-def analysis_markdown(analysis: "Analysis", *, top: int = 10) -> str:
-    kernels = analysis.kernels
+def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10) -> str:
+    """The summary: totals, inputs, ceilings, then the first `top` ranked kernels."""
     total_time = float(kernels["time_s"].sum()) if len(kernels) else 0.0
     total_headroom = float(kernels["headroom_s"].sum()) if len(kernels) else 0.0
-    launches = int(analysis.launches["launches"].sum()) if len(analysis.launches) else 0
-    not_ok = int((analysis.launches["status"] != "ok").sum())
+    not_ok = int((launches["status"] != "ok").sum())
+    n_launches = int(launches["launches"].sum()) if len(launches) else 0
     lines = [
         "## ncu-roofline",
         "",
-        f"**{len(kernels)} kernels**, {launches} launches, GPU time {fmt_si(total_time, 's')}, "
+        f"**{len(kernels)} kernels**, {n_launches} launches, GPU time {fmt_si(total_time, 's')}, "
         f"recoverable at the roofs {fmt_si(total_headroom, 's')}"
         + (f" ({total_headroom / total_time:.1%})" if total_time > 0 else "") + ".",
         "",
-        f"Inputs: {', '.join(f'`{f.path}`' for f in analysis.inputs)}. Ceilings: "
+        f"Inputs: {', '.join(f'`{path}`' for path in inputs)}. Ceilings: "
         f"{', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none'}.",
         "",
         "| # | kernel | launches | time | share | FLOP/s | bound | of roof | headroom |",

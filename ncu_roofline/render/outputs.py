@@ -3,34 +3,33 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
+import pandas as pd
+
+from ..errors import InputError
+from .chart import ChartContext, roofline_chart, write_chart
 from .files import prepare_outdir, write_atomic
 from .parquet import parquet_bytes
-
-if TYPE_CHECKING:
-    from ..analysis import Analysis
 
 CHART_FORMATS = ("vl.json", "html", "svg", "png")
 
 
-def write_outputs(analysis: "Analysis", outdir: Path, *, formats: Iterable[str] = (), top: int = 20) -> list[Path]:
-    """`launches.parquet`, `kernels.parquet`, `roofline.vl.json`, `roofline.html`, and any extra chart formats."""
-    from .chart import roofline_chart, write_chart
+def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame, metadata: dict[str, str],
+                  ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = ()) -> list[Path]:
+    """`launches.parquet`, `kernels.parquet`, `roofline.vl.json`, `roofline.html`, and any extra chart formats.
 
-    inputs = [Path(f.path) for f in analysis.inputs]
+    `inputs` are never written over; `metadata` goes into every file that can carry it.
+    """
     prepare_outdir(outdir, inputs)
-    metadata = analysis.metadata()
     written = [
-        write_atomic(outdir / "launches.parquet", parquet_bytes(analysis.launches, metadata), inputs=inputs),
-        write_atomic(outdir / "kernels.parquet", parquet_bytes(analysis.kernels, metadata), inputs=inputs),
+        write_atomic(outdir / "launches.parquet", parquet_bytes(launches, metadata), inputs=inputs),
+        write_atomic(outdir / "kernels.parquet", parquet_bytes(kernels, metadata), inputs=inputs),
     ]
     extra = [f for f in formats if f]
     unknown = [f for f in extra if f not in CHART_FORMATS]
     if unknown:
-        from ..errors import InputError
-
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
-    chart = roofline_chart(analysis.kernels, analysis.chart_context(top))
+    chart = roofline_chart(kernels, ctx)
     written += write_chart(chart, outdir, ["vl.json", "html", *extra])
     return written
