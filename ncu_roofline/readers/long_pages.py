@@ -1,10 +1,14 @@
 """Readers for ncu's long CSV pages: the details page (one row per launch and metric) and the per-kernel summary
 (`--print-summary per-kernel`: one row per kernel and metric, Minimum/Maximum/Average over Invocations).
 
-The file is streamed through pyarrow's CSV reader in batches. Each batch leaves behind only what the LaunchTable
-needs: the identity of each launch once (its first row in the batch), and for the metrics the caller wants, the
-launch, a metric code and the value already in base units. Memory follows the launches and the metrics used, not
-the file's text; everything is column-wise, never a per-row Python loop.
+Only the needed columns are parsed, and the text that repeats on every row of a launch (launch ID, kernel name,
+launch configuration, metric name, unit) arrives dictionary-encoded from the parser: a few bytes per row instead of
+the row's text. A page whose rows all have one width is parsed by pyarrow's `read_csv` on every core; a page with
+rows of another width (rule rows beside shorter metric rows) is streamed batch by batch in file order, so that
+those rows, parsed one by one, are read in their turn. Either way each batch leaves behind only what the
+LaunchTable needs: the identity of each launch once (its first row in the batch), and for the metrics the caller
+wants, the launch, a metric code and the value already in base units. Memory follows the launches and the metrics
+used, not the file's text; everything is column-wise, never a per-row Python loop.
 
 Column layouts seen in the wild (FORMAT_NOTES §2): 12 columns with `Kernel Time` (2020.1), + rule columns (2021.2),
 15 with launch config and CC, 20 with rule and speedup columns, 21 with `Body Item Label`. Rule rows carry no
@@ -188,7 +192,7 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
     read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE)
     convert_options = pacsv.ConvertOptions(include_columns=needed, column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False)
-    table = _read_parallel(start, width, read_options, convert_options, progress) if _uniform(start, width) else None
+    table = _read_parallel(start, read_options, convert_options, progress) if _uniform(start, width) else None
     if table is not None:
         for batch in table.to_batches():
             batches.absorb(batch)
@@ -201,8 +205,7 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
     return _pivot(start, batches, summary)
 
 
-def _read_parallel(start: TableStart, width: int, read_options: pacsv.ReadOptions,
-                   convert_options: pacsv.ConvertOptions,
+def _read_parallel(start: TableStart, read_options: pacsv.ReadOptions, convert_options: pacsv.ConvertOptions,
                    progress: Callable[[int], None] | None) -> pa.Table | None:
     """The whole page's needed columns at once, parsed on every core; None when a row has another width (their
     order is unknown to a threaded parse, so such pages are read serially) or the parse fails (the serial read
