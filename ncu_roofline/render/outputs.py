@@ -16,7 +16,8 @@ CHART_FORMATS = ("vl.json", "html", "svg", "png")
 
 
 def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame, metadata: dict[str, str],
-                  ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = ()) -> list[Path]:
+                  ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = (),
+                  model_points: pd.DataFrame | None = None, model_pairs: pd.DataFrame | None = None) -> list[Path]:
     """`launches.parquet`, `kernels.parquet`, `roofline.vl.json`, `roofline.html`, and any extra chart formats.
 
     `inputs` are never written over; `metadata` goes into every file that can carry it.
@@ -30,6 +31,6 @@ def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame
     unknown = [f for f in extra if f not in CHART_FORMATS]
     if unknown:
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
-    chart = roofline_chart(kernels, ctx)
+    chart = roofline_chart(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
     written += write_chart(chart, outdir, ["vl.json", "html", *extra])
     return written
