@@ -44,6 +44,11 @@ def analyze(
     summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    history: Optional[Path] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
+                                                                "environment, e.g. GITHUB_RUN_ID-ATTEMPT)."),
+    label: List[str] = typer.Option([], "--label", help="Label the run in --history, repeatable: key=value."),
+    replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
     points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
                                                                  "[, kernel regex]) drawn beside the kernels."),
 ) -> None:
@@ -54,6 +59,10 @@ def analyze(
     with user_errors():
         if group_by not in {"kernel", "nvtx", "op"}:
             raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
+        if history is not None:  # a bad or taken run id, or a bad label, fails before any input is read
+            from .history import prepare_run
+
+            run_id, labels = prepare_run(history, run_id, label, replace=replace)
         with _progress(inputs) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   group_by_op=group_by == "op",
@@ -66,6 +75,10 @@ def analyze(
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
+        if history is not None:
+            from .history import append_analysis
+
+            append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
         _emit(summary_md, lambda: result.markdown(top=rows or 10), result.input_paths)
         _emit(json_out, lambda: result.json(top=rows or 10), result.input_paths)
         if rows and str(json_out) != "-":
@@ -78,6 +91,8 @@ def analyze(
                 stdout.print(model_match_table(result.kernels, top=rows))
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
+            if history is not None:
+                stdout.print(f"appended run {run_id} to {history}", highlight=False)
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -230,6 +245,11 @@ def _emit(dest: Optional[Path], text: Callable[[], str], inputs: list[Path]) -> 
     from .render.files import write_atomic
 
     write_atomic(dest, text().encode(), inputs=inputs)
+
+
+from .cli_history import register as _register_history  # noqa: E402  (history, batch: thin like the rest)
+
+_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr, formats=_formats, emit=_emit)
 
 
 def main() -> None:
