@@ -6,7 +6,6 @@ Exit codes: 0 success, 1 a gate the user asked for failed, 2 bad input (one line
 from __future__ import annotations
 
 import sys
-import webbrowser
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional
@@ -113,6 +112,8 @@ def analyze(
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
+            import webbrowser
+
             webbrowser.open((out / "roofline.html").resolve().as_uri())
 
 

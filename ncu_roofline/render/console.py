@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -11,6 +11,9 @@ from ..vocabulary import TERMS, UNITS
 from .labels import display_name
 from .names import short_kernel_name
 from .numbers import format_si as fmt_si
+
+if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
+    import pandas as pd
 
 
 # (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
@@ -22,6 +25,8 @@ MAX_NAME_WIDTH = 48
 
 
 def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
+    import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
+
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
@@ -51,6 +56,8 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
 def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
     """The listed kernels' statuses other than `ok`, in full, one line per distinct status naming its ranks:
     a note under the table, never a cut cell."""
+    import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
+
     shown = kernels.head(top)
     flagged = shown[shown["status"].astype("string").fillna("ok") != "ok"]
     return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
