@@ -275,7 +275,8 @@ ZOOMED_LABEL = {
     "zx": "datum.lo <= datum.hi ? clamp(datum.x, datum.lo, datum.hi) : datum.x",
     "zy": "datum.kind === 'memory' ? datum.y * datum.zx / datum.x : datum.y",
 }
-_TOOLTIP = [alt.Tooltip(field, type="quantitative" if field == "launches" else "nominal", title=title)
+# Typed in the shorthand: an empty table's columns would otherwise have Altair guess (and warn) from no data.
+_TOOLTIP = [alt.Tooltip(f"{field}:{'Q' if field == 'launches' else 'N'}", title=title)
             for field, title in _TOOLTIP_FIELDS]
 
 
