@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
 import pandas as pd
 
 from . import __version__
@@ -24,6 +25,7 @@ from .launch_table import IDENTITY_COLUMNS
 from .rank import rank_kernels, speed_of_light
 from .readers import expand_paths, looks_like_ncu_rep, read_inputs
 from .status import StatusNotes
+from .validity import flag_invalid_values
 
 SCHEMA_VERSION = "1"
 COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
@@ -52,6 +54,7 @@ class Analysis:
     kernels: pd.DataFrame
     inputs: list[InputFile]
     options: dict[str, object] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # run-level remarks for the user (a file given twice)
 
     def metadata(self) -> dict[str, str]:
         """File metadata for every artifact: deterministic (no timestamps)."""
@@ -98,9 +101,10 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     if clock not in {"measured", "max"}:
         raise InputError(None, f"--clock must be 'measured' or 'max', not {clock!r}")
     catalogue = catalogue or load_catalogue()
-    files = expand_paths(paths)
+    notes: list[str] = []
+    files = expand_paths(paths, notes)
     digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
-    raw = read_inputs(files, catalogue.wants, progress)
+    raw = flag_invalid_values(read_inputs(files, catalogue.wants, progress))
     if nvtx_include:
         raw = filter_nvtx(raw, nvtx_include)
         if raw.empty:
@@ -120,6 +124,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         inputs=digests(),
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
                  "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
+        notes=notes,
     )
 
 
@@ -128,6 +133,12 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions)
     notes = StatusNotes(len(frame))
     if "reader_notes" in frame:
         notes.add_column(frame["reader_notes"])
+    if "_excluded" in frame:  # kernel groups: launches left out of the totals for an impossible value
+        excluded = frame["_excluded"].to_numpy(dtype=np.int64)
+        launches = frame["launches"].to_numpy(dtype=np.int64)
+        texts = pd.Series(excluded).astype(str) + " of " + pd.Series(launches).astype(str) \
+            + " launches left out of the totals (invalid values, see launches.parquet)"
+        notes.add_column(texts.where(excluded > 0, ""))
     derived = derive_quantities(frame, catalogue, notes)
     counted = [f"flop_{p}" for p in PRECISIONS] + [f"bytes_{lv}" for lv in LEVELS]
     notes.add(derived[counted].isna().all(axis=1).to_numpy(), COLLECT_HINT)

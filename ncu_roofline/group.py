@@ -26,6 +26,10 @@ def group_keys(by_nvtx: bool) -> list[str]:
 def group_launches(raw: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per kernel group with summed totals, averaged rates, and an honest launch count."""
     frame = raw.copy()
+    metrics = metric_columns(raw)
+    invalid = frame["_invalid"].to_numpy(dtype=bool) if "_invalid" in frame else np.zeros(len(frame), dtype=bool)
+    if invalid.any():  # a launch with an impossible value is left out of every total, not only the one value
+        frame.loc[invalid, metrics] = np.nan
     for key in keys:
         frame[key] = frame[key].astype("object").where(frame[key].notna(), "")
     grouped = frame.groupby(keys, sort=True, dropna=False)
@@ -33,8 +37,9 @@ def group_launches(raw: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                       compute_capability=("compute_capability", "first"),
                       source_files=("source_file", "nunique"))
     out["launches"] = _launch_counts(frame, keys)
+    out["_excluded"] = pd.Series(invalid * frame["launches"].to_numpy(dtype=np.int64), index=frame.index) \
+        .groupby([frame[k] for k in keys], sort=True, dropna=False).sum()
     weights = frame["launches"].astype("float64")
-    metrics = metric_columns(raw)
     extensive = [m for m in metrics if is_extensive(m)]
     intensive = [m for m in metrics if not is_extensive(m)]
     if extensive:

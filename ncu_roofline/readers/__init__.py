@@ -6,7 +6,6 @@ run per metric, same launches in each file) are merged into one row per launch, 
 
 from __future__ import annotations
 
-import glob
 import os
 from pathlib import Path
 from typing import Callable, Iterable
@@ -17,38 +16,16 @@ import pandas as pd
 from ..errors import InputError
 from ..launch_table import IDENTITY_COLUMNS, metric_columns
 from .csv_export import read_csv_export
+from .input_files import check_regular_file, expand_paths
 from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
 
-_SUFFIXES = (".csv", ".txt", ".ncu-rep", ".ncu-repz", ".nsight-cuprof-report")
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named, directories (their ncu exports and reports, sorted) and globs, in a stable order."""
-    files: list[Path] = []
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_SUFFIXES))
-            if not found:
-                raise InputError(path, "the folder holds no ncu exports (.csv, .txt) or reports (.ncu-rep)")
-            files.extend(found)
-        elif not path.exists() and any(ch in str(item) for ch in "*?["):
-            matches = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if os.path.isfile(p))
-            if not matches:
-                raise InputError(item, "no file matches this pattern")
-            files.extend(matches)
-        else:
-            files.append(path)
-    return list(dict.fromkeys(files))
+__all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs"]
 
 
 def read_file(path: Path, wanted: Callable[[str], bool],
               progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Read one file of any supported form into a LaunchTable."""
-    if not path.exists():
-        raise InputError(path, "no such file")
-    if path.is_dir():
-        raise InputError(path, "is a folder, not a file")
+    check_regular_file(path)
     try:
         with open(path, "rb") as handle:
             head = handle.read(4)

@@ -71,19 +71,25 @@ class _Batches:
         self.metric_index: dict[str, int] = {}  # metric -> code, in order of first sight
         self.summary_keys: dict[bytes, int] = {}
         self.last_key: int | None = None
+        self.run_last_key: int | None = None
+        self.last_name: object = None
+        self.run_keys: list[np.ndarray] = []  # the launch key of each run of consecutive rows
         self.parts = _Parts()
 
     @property
     def metric_names(self) -> list[str]:
         return list(self.metric_index)
 
-    def absorb(self, batch: pa.RecordBatch) -> None:
+    def absorb(self, batch: pa.RecordBatch, in_order: bool = True) -> None:
+        """`in_order`: the batch is the next stretch of the file (rows of another width come later, gathered)."""
         if batch.num_rows == 0:
             return
         launch = self._launch_keys(batch)
         # Identity: the first row of each launch in this batch; a launch that goes on from the previous batch
         # already has one (launches in another order are sorted out in _pivot).
         unique, first = np.unique(launch, return_index=True)
+        if in_order and not self.summary:
+            self._check_runs(batch, launch)
         if launch[0] == self.last_key:
             unique, first = unique[unique != self.last_key], first[unique != self.last_key]
         self.last_key = launch[-1]
@@ -117,6 +123,40 @@ class _Batches:
             self.parts.device_keys.append(launch[devices])
             self.parts.device_names.append(batch.column(self.value_column).take(pa.array(devices)))
 
+    def _check_runs(self, batch: pa.RecordBatch, launch: np.ndarray) -> None:
+        """ncu writes each launch's rows together: an ID that comes back after another launch's rows, or whose
+        rows name two kernels, is two launches sharing one ID. Merging them would lose one silently."""
+        change = np.flatnonzero(launch[1:] != launch[:-1]) + 1
+        continued = launch[0] == self.run_last_key
+        starts = change if continued else np.concatenate([[0], change]).astype(np.int64)
+        self.run_last_key = launch[-1]
+        self.run_keys.append(launch[starts])
+        if "Kernel Name" not in batch.schema.names:
+            return
+        names = batch.column("Kernel Name")
+        same = launch[1:] == launch[:-1]
+        if same.any():
+            differs = pc.not_equal(names.slice(1), names.slice(0, len(names) - 1)).to_numpy(zero_copy_only=False)
+            clash = np.flatnonzero(same & differs)
+            if clash.size:
+                self._refuse_shared_id(int(launch[clash[0] + 1]), "its rows name two kernels")
+        if continued and names[0].as_py() != self.last_name:
+            self._refuse_shared_id(int(launch[0]), "its rows name two kernels")
+        self.last_name = names[len(names) - 1].as_py()
+
+    def check_shared_ids(self) -> None:
+        if not self.run_keys:
+            return
+        unique, counts = np.unique(np.concatenate(self.run_keys), return_counts=True)
+        if (counts > 1).any():
+            self._refuse_shared_id(int(unique[counts > 1][0]), f"its rows come in {counts[counts > 1][0]} separate "
+                                                               "blocks" + (f" ({int((counts > 1).sum())} IDs do so)"
+                                                                           if (counts > 1).sum() > 1 else ""))
+
+    def _refuse_shared_id(self, key: int, why: str) -> None:
+        raise InputError(self.start.path, f"launch ID {key} is used by two launches ({why}; IDs written 1, 01, +1 "
+                                          "and 1.0 are one ID): the details page is damaged or was edited")
+
     def _launch_keys(self, batch: pa.RecordBatch) -> np.ndarray:
         """int64 per row: the launch ID (details), or a code per (process, kernel, shape, device) (summary)."""
         if self.summary:
@@ -128,7 +168,7 @@ class _Batches:
                              dtype=np.int64)
             return codes[pc.index_in(joined, value_set=unique).to_numpy(zero_copy_only=False)]
         ids, _ = parse_numbers(batch.column("ID"))
-        bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0)
+        bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0) | (ids < 0)
         if bad.any():
             text = decode(batch.column("ID")[int(np.argmax(bad))].as_py())
             raise InputError(self.start.path, f"the ID column holds {printable(text)!r}, not a launch number")
@@ -203,7 +243,7 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
             for batch in reader:
                 batches.absorb(batch)
                 if len(odd_rows) >= _ODD_BATCH_ROWS:
-                    batches.absorb(_odd_batch(odd_rows, needed))
+                    batches.absorb(_odd_batch(odd_rows, needed), in_order=False)
                     odd_rows.clear()
                 if progress is not None:
                     progress(stream.tell())
@@ -214,7 +254,9 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
                                      f"{csv.field_size_limit():,} characters?), the first starting "
                                      f"{printable(unreadable[0])!r}")
     if odd_rows:
-        batches.absorb(_odd_batch(odd_rows, needed))
+        batches.absorb(_odd_batch(odd_rows, needed), in_order=False)
+    if not summary:
+        batches.check_shared_ids()
     if not batches.parts.identity:
         raise InputError(start.path, "the ncu table has a header but no metric rows (only rule results, or no "
                                      "kernel was profiled)")
@@ -269,9 +311,14 @@ def _pivot(start: TableStart, batches: _Batches, summary: bool) -> pd.DataFrame:
 
     metric_index = batches.metric_names
     matrix = np.full((n, len(metric_index)), np.nan)
+    conflicts = None
     if parts.keys:
         rows = np.searchsorted(launch_keys, np.concatenate(parts.keys))
-        matrix[rows, np.concatenate(parts.codes)] = np.concatenate(parts.values)
+        codes, values = np.concatenate(parts.codes), np.concatenate(parts.values)
+        matrix[rows, codes] = values
+        conflicts = _conflicting_rows(rows, codes, values, len(metric_index))
+        if conflicts is not None:
+            matrix[conflicts["row"].to_numpy(), conflicts["code"].to_numpy()] = np.nan
 
     identity = identity_frame(identity_columns, str(start.path))
     identity["launch_id"] = np.arange(n, dtype=np.int64) if summary else launch_keys
@@ -289,7 +336,7 @@ def _pivot(start: TableStart, batches: _Batches, summary: bool) -> pd.DataFrame:
                     matrix[:, j] *= launches  # totals over all invocations = Average x Invocations
         matrix[np.isinf(matrix)] = np.nan  # beyond float64: no total to report
     identity["launches"] = launches
-    identity["reader_notes"] = _notes(parts, launch_keys, n)
+    identity["reader_notes"] = _notes(parts, launch_keys, n, conflicts, metric_index)
     metrics = {name: matrix[:, j] for j, name in enumerate(metric_index)}
     return finish_launch_table(identity, metrics, n)
 
@@ -304,16 +351,47 @@ def _device_names(parts: _Parts, launch_keys: np.ndarray, n: int):
     return names.take(row, allow_fill=True)
 
 
-def _notes(parts: _Parts, launch_keys: np.ndarray, n: int) -> pd.Series:
-    """Per launch, what the reader could not read: non-numeric values and units it does not understand."""
+def _conflicting_rows(rows: np.ndarray, codes: np.ndarray, values: np.ndarray, width: int) -> pd.DataFrame | None:
+    """(launch row, metric code) pairs written on several rows with different values, and the values: never one
+    chosen over the other (the same value written twice, as sections repeat a metric, is no conflict)."""
+    cell = rows.astype(np.int64) * max(width, 1) + codes
+    _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
+    repeated = counts[inverse] > 1
+    if not repeated.any():
+        return None
+    frame = pd.DataFrame({"cell": cell[repeated], "row": rows[repeated], "code": codes[repeated],
+                          "value": values[repeated]})
+    spread = frame.groupby("cell")["value"].agg(lambda v: v.nunique(dropna=False))
+    clashing = frame[frame["cell"].isin(spread.index[spread.to_numpy() > 1])]
+    if clashing.empty:
+        return None
+    return clashing.groupby("cell", sort=True).agg(row=("row", "first"), code=("code", "first"),
+                                                   values=("value", lambda v: ", ".join(f"{x:.6g}" for x in v)),
+                                                   count=("value", "size")).reset_index(drop=True)
+
+
+def _notes(parts: _Parts, launch_keys: np.ndarray, n: int, conflicts: pd.DataFrame | None = None,
+           metric_names: list[str] | None = None) -> pd.Series:
+    """Per launch, what the reader could not read: non-numeric values, units it does not understand, and metrics
+    given twice with different values."""
     notes = pd.Series("", index=range(n), dtype="object")
-    if not parts.problems:
+    frames = []
+    if parts.problems:
+        frame = pd.concat(parts.problems, ignore_index=True)
+        frame["launch"] = np.searchsorted(launch_keys, frame["launch"].to_numpy())
+        frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"].map(printable) + "' of "
+                                 + frame["metric"] + " not understood",
+                                 "value of " + frame["metric"] + " is not a number")
+        frames.append(frame[["launch", "text"]])
+    if conflicts is not None:
+        names = np.asarray(metric_names or [], dtype=object)[conflicts["code"].to_numpy()]
+        frames.append(pd.DataFrame({"launch": conflicts["row"].to_numpy(),
+                                    "text": names + " is on " + conflicts["count"].astype(str).to_numpy(dtype=object)
+                                    + " rows with different values (" + conflicts["values"].to_numpy(dtype=object)
+                                    + "): neither is used"}))
+    if not frames:
         return notes
-    frame = pd.concat(parts.problems, ignore_index=True)
-    frame["launch"] = np.searchsorted(launch_keys, frame["launch"].to_numpy())
-    frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"].map(printable) + "' of " + frame["metric"]
-                             + " not understood", "value of " + frame["metric"] + " is not a number")
-    joined = frame.groupby("launch", sort=True)["text"].agg("; ".join)
+    joined = pd.concat(frames, ignore_index=True).groupby("launch", sort=True)["text"].agg("; ".join)
     notes.iloc[joined.index.to_numpy()] = joined.to_numpy()
     return notes
 

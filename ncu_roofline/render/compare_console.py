@@ -55,7 +55,8 @@ def gate_lines(comparison: "Comparison") -> list[str]:
     lines = []
     for result in comparison.gates:
         gate = result.gate
-        mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]" if result.judged \
+            else "[bold red]NOT CHECKED[/]"
         scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
         detail = ""
         if result.failures:

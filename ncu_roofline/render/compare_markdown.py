@@ -62,6 +62,8 @@ def kernel_label(name: object, grid: object, block: object) -> str:
 def gate_outcome(result: "GateResult") -> str:
     if result.passed:
         return "✅ pass"
+    if not result.judged:
+        return "❌ nothing checked"
     return "❌ fail"
 
 
