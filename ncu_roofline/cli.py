@@ -51,10 +51,11 @@ def _formats(value: Optional[str]) -> list[str]:
 
 @app.command()
 def analyze(
-    inputs: List[Path] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
+    # str, not Path: Path("") is ".", and an empty argument (an unset variable) must not mean the current folder
+    inputs: List[str] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
     clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
@@ -62,8 +63,8 @@ def analyze(
     group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
-    summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
+    summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
+    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
@@ -71,9 +72,12 @@ def analyze(
     from .render.console import print_summary
 
     with user_errors():
+        out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
+            _path(json_arg, "--json")
+        ceilings = _checked_text(ceilings, "--ceilings")
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
-        with _progress(inputs) as progress:
+        with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   nvtx_include=nvtx_include, progress=progress)
         for note in result.notes:
@@ -111,22 +115,22 @@ def analyze(
 
 @app.command()
 def compare(
-    base: Path = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
-    head: Path = typer.Argument(..., help="The run to judge, in any of the same forms."),
+    base: str = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
+    head: str = typer.Argument(..., help="The run to judge, in any of the same forms."),
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable: 'time_s>+5%', "
                                                              "'roofline_fraction<-0.05', 'total:time_s>+2%'."),
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
     clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
     group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
-    summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
+    summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
+    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from . import analyze as run_analysis
@@ -136,6 +140,9 @@ def compare(
     from .render.files import write_atomic
 
     with user_errors():
+        out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
+            _path(json_arg, "--json")
+        ceilings = _checked_text(ceilings, "--ceilings")
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
@@ -234,6 +241,19 @@ def _progress(inputs: list[Path]) -> Iterator[object]:
 
     with ReadProgress(inputs, stderr) as progress:
         yield progress
+
+
+def _checked_text(value: Optional[str], option: str) -> Optional[str]:
+    """Paths arrive as text, not click.Path: click would stat and access-check them itself and answer in its
+    multi-line box, and Path("") is "." (an unset variable would mean the current folder)."""
+    if value is not None and not value.strip():
+        raise InputError(None, f"{option} was given an empty path ('')")
+    return value
+
+
+def _path(value: Optional[str], option: str) -> Optional[Path]:
+    checked = _checked_text(value, option)
+    return None if checked is None else Path(checked)
 
 
 def _inputs(comparison) -> list[Path]:

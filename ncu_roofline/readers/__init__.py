@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..launch_table import IDENTITY_COLUMNS, metric_columns
 from .csv_export import read_csv_export
 from .input_files import check_regular_file, expand_paths
+from .report_damage import check_report_launches
 from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
 
 __all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs"]
@@ -34,7 +35,7 @@ def read_file(path: Path, wanted: Callable[[str], bool],
     # zip and gzip are not ncu formats, but a file holding them is most likely a packed report: let the report
     # reader say what it is not.
     if looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b")):
-        return read_ncu_rep(path, wanted=wanted)
+        return check_report_launches(read_ncu_rep(path, wanted=wanted), path)
     return read_csv_export(path, wanted, progress)
 
 

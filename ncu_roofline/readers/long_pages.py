@@ -316,9 +316,10 @@ def _pivot(start: TableStart, batches: _Batches, summary: bool) -> pd.DataFrame:
         rows = np.searchsorted(launch_keys, np.concatenate(parts.keys))
         codes, values = np.concatenate(parts.codes), np.concatenate(parts.values)
         matrix[rows, codes] = values
-        conflicts = _conflicting_rows(rows, codes, values, len(metric_index))
-        if conflicts is not None:
-            matrix[conflicts["row"].to_numpy(), conflicts["code"].to_numpy()] = np.nan
+        repeated = _repeated_cells(rows, codes, values, len(metric_index))
+        if repeated is not None:
+            settled, conflicts = repeated
+            matrix[settled["row"].to_numpy(), settled["code"].to_numpy()] = settled["value"].to_numpy()
 
     identity = identity_frame(identity_columns, str(start.path))
     identity["launch_id"] = np.arange(n, dtype=np.int64) if summary else launch_keys
@@ -351,9 +352,12 @@ def _device_names(parts: _Parts, launch_keys: np.ndarray, n: int):
     return names.take(row, allow_fill=True)
 
 
-def _conflicting_rows(rows: np.ndarray, codes: np.ndarray, values: np.ndarray, width: int) -> pd.DataFrame | None:
-    """(launch row, metric code) pairs written on several rows with different values, and the values: never one
-    chosen over the other (the same value written twice, as sections repeat a metric, is no conflict)."""
+def _repeated_cells(rows: np.ndarray, codes: np.ndarray, values: np.ndarray, width: int
+                    ) -> tuple[pd.DataFrame, pd.DataFrame | None] | None:
+    """Metrics written on several rows for one launch. Returns (the value each such cell gets, the conflicts), or
+    None when no cell repeats. Copies that agree (to 1e-9, as `15 usecond` and `15,000 nsecond` do, and sections
+    repeat a metric) give that value, whichever row comes last; a row that is not a number never hides one that is;
+    copies that disagree give null, and are listed so the launch's notes can name the metric and both values."""
     cell = rows.astype(np.int64) * max(width, 1) + codes
     _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
     repeated = counts[inverse] > 1
@@ -361,13 +365,17 @@ def _conflicting_rows(rows: np.ndarray, codes: np.ndarray, values: np.ndarray, w
         return None
     frame = pd.DataFrame({"cell": cell[repeated], "row": rows[repeated], "code": codes[repeated],
                           "value": values[repeated]})
-    spread = frame.groupby("cell")["value"].agg(lambda v: v.nunique(dropna=False))
-    clashing = frame[frame["cell"].isin(spread.index[spread.to_numpy() > 1])]
-    if clashing.empty:
-        return None
-    return clashing.groupby("cell", sort=True).agg(row=("row", "first"), code=("code", "first"),
-                                                   values=("value", lambda v: ", ".join(f"{x:.6g}" for x in v)),
-                                                   count=("value", "size")).reset_index(drop=True)
+    grouped = frame.groupby("cell", sort=True)
+    summary = grouped.agg(row=("row", "first"), code=("code", "first"), low=("value", "min"), high=("value", "max"),
+                          first=("value", "first"), count=("value", "size"))
+    scale = np.maximum(np.abs(summary["low"]), np.abs(summary["high"]))
+    clash = (summary["high"] - summary["low"]).to_numpy() > 1e-9 * scale.to_numpy()
+    summary["value"] = np.where(clash, np.nan, summary["first"])  # `first` skips NaN
+    if not clash.any():
+        return summary, None
+    shown = grouped["value"].agg(lambda v: ", ".join(f"{x:.6g}" for x in v))
+    conflicts = summary[clash].assign(values=shown[clash].to_numpy()).reset_index(drop=True)
+    return summary, conflicts
 
 
 def _notes(parts: _Parts, launch_keys: np.ndarray, n: int, conflicts: pd.DataFrame | None = None,
