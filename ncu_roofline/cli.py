@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
+from .render.safe_text import for_terminal
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Hierarchical roofline analysis of Nsight Compute (ncu) exports and reports.")
@@ -29,7 +30,8 @@ stderr = Console(stderr=True)
 
 
 def fail(error: InputError) -> None:
-    stderr.print(f"ncu-roofline: error: {error.line()}", markup=False, highlight=False, soft_wrap=True)
+    # for_terminal: a path or name holding a line break or an ESC sequence must not break the one line or the terminal
+    stderr.print(f"ncu-roofline: error: {for_terminal(error.line())}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -81,7 +83,7 @@ def analyze(
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   nvtx_include=nvtx_include, progress=progress)
         for note in result.notes:
-            stderr.print(f"ncu-roofline: note: {note}", markup=False, highlight=False, soft_wrap=True)
+            stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
         written: list[Path] = []
         if out is not None:
             written = result.write(out, formats=_formats(fmt), top=top)
@@ -106,7 +108,7 @@ def analyze(
             print_summary(result.kernels, top=rows, console=stdout,
                           title=f"{len(result.kernels)} kernels, {n_launches} launches — top {min(rows, len(result.kernels))} by headroom")
             for path in written:
-                stdout.print(f"wrote {path}", highlight=False)
+                stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -150,7 +152,7 @@ def compare(
                 for path in (base, head)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
-            stderr.print(f"ncu-roofline: warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+            stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False, soft_wrap=True)
         written = result.write(out, top=top) if out is not None else []
         if summary_md is not None:
             from .render.compare_markdown import comparison_markdown
@@ -166,7 +168,7 @@ def compare(
         if str(json_out) != "-":
             print_comparison(result, top=rows, console=stdout)
             for path in written:
-                stdout.print(f"wrote {path}", highlight=False)
+                stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
         if result.unjudged:
             gate = result.unjudged[0]
             what = "the totals" if gate.gate.scope == "total" else "any kernel"

@@ -296,3 +296,81 @@ def test_a_report_with_a_nameless_empty_launch_is_refused(tmp_path):
     base = SAMPLES / "CudaCode" / "vec_add.ncu-rep"
     line = one_line_error("compare", base, corrupt, "--fail-on", "time_s>+5%")
     assert "corrupt Nsight Compute report" in line
+
+
+# ------------------------------------------------------------------------------------- items 1, 10: names as text
+
+HOSTILE_NAMES = {
+    "clear": "k\x1b[2J\x1b]0;title\x07",  # clears the screen, sets the window title
+    "ticks": "k`**BOLD**`k",  # ends a one-backtick code span
+    "bytes": "a\x00b\x08c\x0bd\x0ce\x7ff\x9b",  # NUL, BS, VT, FF, DEL, C1 CSI
+    "nonchar": "x\ufffey\uffff",
+    "markup": "[bold red]loud[/] [/]",  # rich markup: styles, or a MarkupError
+    "pipes": "a|b|c\nnext line",
+}
+CONTROL = [chr(c) for c in [*range(0x20), *range(0x7f, 0xa0)]]
+
+
+def _raw_page_with_names(path: Path) -> None:
+    lines = GOOD.read_text().splitlines()
+    rows = [lines[2].replace('"1",', f'"{i}",', 1).replace("dgemm_naive", name.replace('"', '""'), 1)
+            for i, name in enumerate(HOSTILE_NAMES.values())]
+    path.write_text("\n".join([lines[0], *rows]) + "\n", encoding="utf-8", errors="surrogatepass")
+
+
+def _markdown_code_and_strong(text: str) -> tuple[list[str], int]:
+    """The code spans of a Markdown text, and how many times "BOLD" was parsed as anything but code."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    inline = [child for token in tokens if token.children for child in token.children]
+    return [t.content for t in inline if t.type == "code_inline"], \
+        sum("BOLD" in t.content for t in inline if t.type != "code_inline")
+
+
+def test_hostile_kernel_names_are_exact_in_data_and_safe_on_screen_in_markdown_and_charts(tmp_path):
+    pytest.importorskip("vl_convert")
+    source = tmp_path / "names.csv"
+    _raw_page_with_names(source)
+    out, md, js = tmp_path / "out", tmp_path / "summary.md", tmp_path / "summary.json"
+    result = CliRunner().invoke(app, ["analyze", str(source), "-o", str(out), "--format", "svg,png",
+                                      "--summary-md", str(md), "--json", str(js), "--rows", "10"])
+    assert result.exit_code == 0, result.output
+    assert not any(c in result.output for c in CONTROL if c != "\n"), repr(result.output)
+    assert "\\x1b[2J" in result.output and "[/](…)" in result.output  # shown, escaped, not acted on
+
+    import pandas as pd
+    names = set(pd.read_parquet(out / "launches.parquet")["kernel_name"])
+    assert {n.replace("dgemm_naive", "") for n in HOSTILE_NAMES.values()} <= {n.split("(")[0] for n in names}
+    import json
+    assert {k["kernel_name"].split("(")[0] for k in json.loads(js.read_text())["kernels"]} >= {
+        HOSTILE_NAMES["clear"], HOSTILE_NAMES["ticks"]}
+
+    text = md.read_text(encoding="utf-8")
+    assert not any(c in text for c in CONTROL if c != "\n")
+    codes, strong = _markdown_code_and_strong(text)
+    assert strong == 0  # **BOLD** stayed inside its code span
+    assert any("k`**BOLD**`k" in code for code in codes)
+    for table_line in (line for line in text.splitlines() if line.startswith("| ")):
+        assert table_line.count(" | ") + 2 == text.splitlines()[[i for i, l in enumerate(text.splitlines())
+                                                                   if l.startswith("| #")][0]].count("|")
+
+    assert (out / "roofline.svg").stat().st_size > 0 and (out / "roofline.png").read_bytes()[:4] == b"\x89PNG"
+    svg = (out / "roofline.svg").read_text(encoding="utf-8")
+    assert not any(c in svg for c in CONTROL if c not in "\n\t\r")
+
+
+def test_hostile_kernel_names_in_compare_outputs(tmp_path):
+    base, head = tmp_path / "base.csv", tmp_path / "head.csv"
+    _raw_page_with_names(base)
+    head.write_text(base.read_text(encoding="utf-8", errors="surrogatepass").replace('"4000000"', '"8000000"'),
+                    encoding="utf-8", errors="surrogatepass")
+    md = tmp_path / "compare.md"
+    result = CliRunner().invoke(app, ["compare", str(base), str(head), "--summary-md", str(md),
+                                      "--fail-on", "time_s>+5%", "--rows", "10"])
+    assert result.exit_code == 1, result.output  # 4 ms -> 8 ms is +100 %
+    assert not any(c in result.output for c in CONTROL if c != "\n"), repr(result.output)
+    text = md.read_text(encoding="utf-8")
+    assert not any(c in text for c in CONTROL if c != "\n")
+    codes, strong = _markdown_code_and_strong(text)
+    assert strong == 0 and any("k`**BOLD**`k" in code for code in codes)

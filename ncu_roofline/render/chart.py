@@ -23,6 +23,7 @@ import pandas as pd
 
 from .files import write_atomic
 from .names import short_kernel_name
+from .safe_text import for_chart
 
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 LEVELS = ("dram", "l2", "l1")
@@ -226,14 +227,14 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
     in_bars = has_headroom & (has_headroom.cumsum() <= ctx.top)
 
     kept = table[on_roofline | in_bars]
-    short = [short_kernel_name(name, LABEL_MAX_LEN) for name in kept["kernel_name"]]
+    short = [short_kernel_name(for_chart(name), LABEL_MAX_LEN) for name in kept["kernel_name"]]
     bound = kept["bound"].map(lambda b: DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND)
     label_x = kept[[f"ai_{level}" for level in LEVELS]].where(has_level[on_roofline | in_bars].to_numpy()).max(axis=1)
     kernel_rows = pd.DataFrame({
         "rank": kept["rank"].astype(int),
         "label": [f"{rank}. {name}" for rank, name in zip(kept["rank"], short)],
-        "kernel_name": kept["kernel_name"].astype(str),
-        "grid_block": kept["grid"].astype(str) + " × " + kept["block"].astype(str),
+        "kernel_name": kept["kernel_name"].astype(str).map(for_chart),
+        "grid_block": (kept["grid"].astype(str) + " × " + kept["block"].astype(str)).map(for_chart),
         "launches": kept["launches"].astype(int),
         "time": [format_si(v, "s") for v in kept["time_s"]],
         "share": [_format_percent(v) for v in kept["time_share"]],
@@ -292,7 +293,7 @@ def _domains(
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
               partial: int) -> list[str]:
     inputs = ", ".join(ctx.inputs[:3]) + (f" and {len(ctx.inputs) - 3} more" if len(ctx.inputs) > 3 else "")
-    lines = [f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {inputs or '—'}"]
+    lines = [for_chart(f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {inputs or '—'}")]
     reasons = [
         f"{count} {why}"
         for count, why in ((zero_flops, "with zero FLOPs"), (missing, "with missing data"),
@@ -406,7 +407,8 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext) -> alt.HConcatChart
     return combined.resolve_scale(
         color="independent", shape="independent", size="independent", opacity="independent"
     ).properties(
-        title=alt.TitleParams(f"Hierarchical roofline — {ctx.gpu}", subtitle=data.subtitle, anchor="start"),
+        title=alt.TitleParams(for_chart(f"Hierarchical roofline — {ctx.gpu}"), subtitle=data.subtitle,
+                              anchor="start"),
     )
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 from .chart import format_si as fmt_si  # rounds before choosing a prefix: never '1e+03 ns'
 from .markdown import _cell, _pct
 from .names import short_kernel_name
+from .safe_text import for_markdown_code, for_terminal
 
 if TYPE_CHECKING:
     from ..compare import Comparison
@@ -56,7 +57,7 @@ def launch_shape(grid: object, block: object) -> str:
 
 def kernel_label(name: object, grid: object, block: object) -> str:
     shape = "" if pd.isna(grid) and pd.isna(block) else " " + launch_shape(grid, block)
-    return f"`{_cell(short_kernel_name(str(name)))}`{_cell(shape)}"
+    return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
 
 
 def gate_outcome(result: "GateResult") -> str:
@@ -70,7 +71,7 @@ def gate_outcome(result: "GateResult") -> str:
 def comparison_markdown(comparison: "Comparison", *, top: int = 10) -> str:
     base_label, head_label = comparison.labels
     lines = ["## ncu-roofline compare", "", _headline(comparison), "",
-             f"Base: `{_cell(base_label)}` → head: `{_cell(head_label)}`. "
+             f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
              f"Ceilings: {_sources(comparison)}. Min time: {fmt_si(float(comparison.options.get('min_time_s', 0)), 's')}.",
              "", "| total | base | head | change |", "|---|---:|---:|---:|"]
     totals = comparison.totals
@@ -86,7 +87,7 @@ def comparison_markdown(comparison: "Comparison", *, top: int = 10) -> str:
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     if comparison.warnings:
-        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(w)}" for w in comparison.warnings]
+        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in comparison.warnings]
     lines += _gate_section(comparison)
     lines += _kernel_section(comparison, top)
     lines += _added_removed_section(comparison)
@@ -132,7 +133,7 @@ def _gate_section(comparison: "Comparison") -> list[str]:
             failing.append(f"{where} {value}")
         if len(result.failures) > 5:
             failing.append(f"and {len(result.failures) - 5} more")
-        lines.append(f"| `{_cell(gate.text)}` | {'per kernel' if gate.scope == 'kernel' else 'totals'} | "
+        lines.append(f"| {for_markdown_code(gate.text, table_cell=True)} | {'per kernel' if gate.scope == 'kernel' else 'totals'} | "
                      f"{gate_outcome(result)} | {result.checked} | {'; '.join(failing) or '—'} |")
     return lines
 
@@ -159,9 +160,10 @@ def _kernel_section(comparison: "Comparison", top: int) -> list[str]:
         bound = change_text(row.bound_base, row.bound_head)
         verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict))
         if row.gates_failed:
-            verdict += f" (fails `{_cell(row.gates_failed)}`)"
+            verdict += f" (fails {for_markdown_code(row.gates_failed, table_cell=True)})"
         lines.append(
-            f"| `{_cell(short_kernel_name(str(row.kernel_name)))}` {_cell(shape)} | {verdict} | "
+            f"| {for_markdown_code(short_kernel_name(str(row.kernel_name)), table_cell=True)} "
+            f"{_cell(for_terminal(shape))} | {verdict} | "
             f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} | "
             f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
             f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "

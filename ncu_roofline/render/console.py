@@ -7,8 +7,10 @@ import math
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .names import short_kernel_name
+from .safe_text import for_terminal
 
 
 def fmt_si(value: float, unit: str) -> str:
@@ -32,11 +34,12 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
                          max_width=40 if name == "kernel" else (28 if name == "status" else None))
     for row in kernels.head(top).itertuples(index=False):
         table.add_row(
-            str(row.rank), short_kernel_name(str(row.kernel_name)), str(row.launches), fmt_si(row.time_s, "s"),
+            str(row.rank), Text(for_terminal(short_kernel_name(str(row.kernel_name)))), str(row.launches),
+            fmt_si(row.time_s, "s"),
             "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
             "—" if pd.isna(row.ai_dram) else f"{row.ai_dram:.3g}", "—" if pd.isna(row.bound) else str(row.bound),
             "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
-            _short_status(str(row.status)))
+            Text(for_terminal(_short_status(str(row.status)))))
     return table
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from .console import fmt_si
 from .names import short_kernel_name
+from .safe_text import for_markdown_code, for_terminal
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -34,15 +35,16 @@ def analysis_markdown(analysis: "Analysis", *, top: int = 10) -> str:
         f"recoverable at the roofs {fmt_si(total_headroom, 's')}"
         + (f" ({total_headroom / total_time:.1%})" if total_time > 0 else "") + ".",
         "",
-        f"Inputs: {', '.join(f'`{f.path}`' for f in analysis.inputs)}. Ceilings: "
-        f"{', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none'}.",
+        f"Inputs: {', '.join(for_markdown_code(f.path) for f in analysis.inputs)}. Ceilings: "
+        f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}.",
         "",
         "| # | kernel | launches | time | share | FLOP/s | bound | of roof | headroom |",
         "|---:|---|---:|---:|---:|---:|---|---:|---:|",
     ]
     for row in kernels.head(top).itertuples(index=False):
         lines.append(
-            f"| {row.rank} | `{_cell(short_kernel_name(str(row.kernel_name)))}` | {row.launches} | "
+            f"| {row.rank} | {for_markdown_code(short_kernel_name(str(row.kernel_name)), table_cell=True)} | "
+            f"{row.launches} | "
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
             f"{fmt_si(row.headroom_s, 's')} |")
