@@ -105,6 +105,11 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     files = expand_paths(paths, notes)
     digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
     raw = flag_invalid_values(read_inputs(files, catalogue.wants, progress))
+    if raw["_invalid"].any():
+        count = int(raw.loc[raw["_invalid"], "launches"].sum())
+        notes.append(f"{count} launch(es) hold impossible values (a negative counter, a zero or negative time): "
+                     "those values are null, and the launches are left out of their kernels' totals (see their "
+                     "status in launches.parquet)")
     if nvtx_include:
         raw = filter_nvtx(raw, nvtx_include)
         if raw.empty:

@@ -374,3 +374,19 @@ def test_hostile_kernel_names_in_compare_outputs(tmp_path):
     assert not any(c in text for c in CONTROL if c != "\n")
     codes, strong = _markdown_code_and_strong(text)
     assert strong == 0 and any("k`**BOLD**`k" in code for code in codes)
+
+
+def test_a_summary_row_with_an_impossible_invocation_count_has_no_totals():
+    # kernel_A says Invocations "-3": Average x Invocations cannot be formed, so its totals are unknown (not -3 x
+    # the average, not 1 x the average); kernel_B keeps 10 x 50 us = 0.5 ms.
+    result = quiet_analyze(BAD / "ok_summary_negative_invocations.csv")
+    rows = result.launches.set_index("kernel_name")
+    assert np.isnan(rows.loc["kernel_A", "time_s"])
+    assert rows.loc["kernel_A", "status"].startswith("Invocations '-3' is not a launch count: totals unknown")
+    assert rows.loc["kernel_B", "time_s"] == pytest.approx(10 * 50e-6)
+
+
+def test_the_run_says_that_launches_were_left_out():
+    result = CliRunner().invoke(app, ["analyze", str(BAD / "ok_negative_and_zero_values.csv"), "--rows", "0"])
+    assert result.exit_code == 0
+    assert "ncu-roofline: note: 3 launch(es) hold impossible values" in result.output

@@ -325,19 +325,24 @@ def _pivot(start: TableStart, batches: _Batches, summary: bool) -> pd.DataFrame:
     identity["launch_id"] = np.arange(n, dtype=np.int64) if summary else launch_keys
     identity["device_name"] = _device_names(parts, launch_keys, n)
     launches = np.ones(n, dtype=np.int64)
+    notes = _notes(parts, launch_keys, n, conflicts, metric_index)
     if summary:
-        invocations = pd.to_numeric(decode_column(identity_columns["Invocations"]).str.replace(",", ""),
-                                    errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
-        invocations = np.where(np.isfinite(invocations) & (invocations >= 1) & (invocations < 2 ** 62),
-                               invocations, 1)
-        launches = invocations.astype(np.int64)
+        text = decode_column(identity_columns["Invocations"])
+        invocations, _ = parse_numbers(pa.array(text.fillna("").str.encode("utf-8"), pa.binary()))
+        counted = np.isfinite(invocations) & (invocations >= 1) & (invocations < 2 ** 62) & (invocations % 1 == 0)
+        launches = np.where(counted, invocations, 1).astype(np.int64)
         for j, name in enumerate(metric_index):
             if is_extensive(name):
                 with np.errstate(over="ignore"):
                     matrix[:, j] *= launches  # totals over all invocations = Average x Invocations
+                matrix[~counted, j] = np.nan  # no total without a count of invocations
         matrix[np.isinf(matrix)] = np.nan  # beyond float64: no total to report
+        if not counted.all():
+            bad = "Invocations " + text[~counted].fillna("").map(lambda t: repr(printable(t, 40))) \
+                + " is not a launch count: totals unknown"
+            notes[~counted] = np.where(notes[~counted] == "", bad, notes[~counted] + "; " + bad)
     identity["launches"] = launches
-    identity["reader_notes"] = _notes(parts, launch_keys, n, conflicts, metric_index)
+    identity["reader_notes"] = notes
     metrics = {name: matrix[:, j] for j, name in enumerate(metric_index)}
     return finish_launch_table(identity, metrics, n)
 
