@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 a gate the user asked for failed, 2 bad input (one line
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import webbrowser
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
+from .render.output_set import check_distinct_outputs
 from .render.safe_text import for_terminal
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -25,6 +27,10 @@ ceilings_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
 app.add_typer(ceilings_app, name="ceilings")
 
 # Logs and pipes get a wide table instead of rich's 80-column default.
+# What -o writes, per command (render/outputs.py, render/compare_outputs.py).
+ANALYZE_OUTPUTS = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
+                   "roofline.png")
+COMPARE_OUTPUTS = ("compare.parquet", "compare.json", "compare.vl.json", "compare.html")
 stdout = Console(width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True)
 
@@ -42,13 +48,31 @@ def user_errors() -> Iterator[None]:
         yield
     except InputError as error:
         fail(error)
+    except Terminated:
+        stderr.print("ncu-roofline: terminated")
+        raise typer.Exit(128 + signal.SIGTERM) from None
     except KeyboardInterrupt:
         stderr.print("ncu-roofline: interrupted")
         raise typer.Exit(130) from None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so that every `finally` and cleanup runs for it too."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def _formats(value: Optional[str]) -> list[str]:
-    return [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+    """Extra chart formats, checked before anything is read or written."""
+    from .render.outputs import EXTRA_FORMATS
+
+    formats = [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+    unknown = [f for f in formats if f not in EXTRA_FORMATS]
+    if unknown:
+        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
+    return formats
 
 
 @app.command()
@@ -77,8 +101,12 @@ def analyze(
         out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
             _path(json_arg, "--json")
         ceilings = _checked_text(ceilings, "--ceilings")
+        formats = _formats(fmt)  # every option is checked before anything is read or written
+        check_distinct_outputs(out, ANALYZE_OUTPUTS, {"--summary-md": summary_md, "--json": json_out})
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+        if open_html and out is None:
+            raise InputError(None, "--open needs -o DIR (the chart is written there)")
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   nvtx_include=nvtx_include, progress=progress)
@@ -86,7 +114,7 @@ def analyze(
             stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
         written: list[Path] = []
         if out is not None:
-            written = result.write(out, formats=_formats(fmt), top=top)
+            written = result.write(out, formats=formats, top=top)
         if summary_md is not None:
             from .render.markdown import analysis_markdown
             from .render.files import write_atomic
@@ -145,6 +173,7 @@ def compare(
         out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
             _path(json_arg, "--json")
         ceilings = _checked_text(ceilings, "--ceilings")
+        check_distinct_outputs(out, COMPARE_OUTPUTS, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
@@ -275,6 +304,7 @@ def main() -> None:
     renamed before the command returns.
     """
     code: int = 0
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()
     except SystemExit as done:

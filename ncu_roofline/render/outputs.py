@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..analysis import Analysis
 
 CHART_FORMATS = ("vl.json", "html", "svg", "png")
+EXTRA_FORMATS = ("svg", "png")  # what --format may ask for; vl.json and html are always written
 
 
 def write_outputs(analysis: "Analysis", outdir: Path, *, formats: Iterable[str] = (), top: int = 20) -> list[Path]:
