@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
-from .render.output_set import check_distinct_outputs
+from .render.output_set import OutputSet, check_distinct_outputs
 from .render.safe_text import for_terminal
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -112,25 +112,25 @@ def analyze(
                                   nvtx_include=nvtx_include, progress=progress)
         for note in result.notes:
             stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
-        written: list[Path] = []
-        if out is not None:
-            written = result.write(out, formats=formats, top=top)
-        if summary_md is not None:
-            from .render.markdown import analysis_markdown
-            from .render.files import write_atomic
+        json_text = None
+        with OutputSet([Path(f.path) for f in result.inputs]) as outputs:  # all files in place, or none
+            if out is not None:
+                from .render.outputs import stage_outputs
 
-            write_atomic(summary_md, analysis_markdown(result, top=rows or 10).encode(),
-                         inputs=[Path(f.path) for f in result.inputs])
-        if json_out is not None:
-            from .render.jsonout import analysis_json
+                stage_outputs(result, out, outputs, formats=formats, top=top)
+            if summary_md is not None:
+                from .render.markdown import analysis_markdown
 
-            text = analysis_json(result, top=rows or 10)
-            if str(json_out) == "-":
-                sys.stdout.write(text)
-            else:
-                from .render.files import write_atomic
+                outputs.stage(summary_md, analysis_markdown(result, top=rows or 10).encode())
+            if json_out is not None:
+                from .render.jsonout import analysis_json
 
-                write_atomic(json_out, text.encode(), inputs=[Path(f.path) for f in result.inputs])
+                json_text = analysis_json(result, top=rows or 10)
+                if str(json_out) != "-":
+                    outputs.stage(json_out, json_text.encode())
+            written = [p for p in outputs.commit() if out is not None and p.parent == out]
+        if json_text is not None and str(json_out) == "-":
+            sys.stdout.write(json_text)
         if rows and str(json_out) != "-":
             n_launches = int(result.launches["launches"].sum()) if len(result.launches) else 0
             print_summary(result.kernels, top=rows, console=stdout,
@@ -167,7 +167,6 @@ def compare(
     from .compare import compare as run_compare
     from .gates import parse_gates
     from .render.compare_console import print_comparison
-    from .render.files import write_atomic
 
     with user_errors():
         out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
@@ -182,18 +181,25 @@ def compare(
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False, soft_wrap=True)
-        written = result.write(out, top=top) if out is not None else []
-        if summary_md is not None:
-            from .render.compare_markdown import comparison_markdown
+        json_text = None
+        with OutputSet(_inputs(result)) as outputs:  # all files in place, or none
+            if out is not None:
+                from .render.compare_outputs import stage_comparison
 
-            write_atomic(summary_md, comparison_markdown(result, top=rows or 10).encode(), inputs=_inputs(result))
-        if json_out is not None:
-            from .render.compare_json import comparison_json
+                stage_comparison(result, out, outputs, top=top)
+            if summary_md is not None:
+                from .render.compare_markdown import comparison_markdown
 
-            if str(json_out) == "-":
-                sys.stdout.write(comparison_json(result))
-            else:
-                write_atomic(json_out, comparison_json(result).encode(), inputs=_inputs(result))
+                outputs.stage(summary_md, comparison_markdown(result, top=rows or 10).encode())
+            if json_out is not None:
+                from .render.compare_json import comparison_json
+
+                json_text = comparison_json(result)
+                if str(json_out) != "-":
+                    outputs.stage(json_out, json_text.encode())
+            written = [p for p in outputs.commit() if out is not None and p.parent == out]
+        if json_text is not None and str(json_out) == "-":
+            sys.stdout.write(json_text)
         if str(json_out) != "-":
             print_comparison(result, top=rows, console=stdout)
             for path in written:

@@ -444,6 +444,18 @@ def _render(chart: alt.TopLevelMixin, fmt: str) -> bytes:
     return text.getvalue().encode("utf-8")
 
 
+def chart_payloads(chart: alt.TopLevelMixin, formats: Iterable[str], *, stem: str = "roofline") -> dict[str, bytes]:
+    """`{"<stem>.<format>": bytes}` for each of `formats`, in the order asked; rendered, not written."""
+    wanted: list[str] = []
+    for fmt in formats:
+        fmt = "vl.json" if fmt == "json" else fmt
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown chart format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        if fmt not in wanted:
+            wanted.append(fmt)
+    return {f"{stem}.{fmt}": _render(chart, fmt) for fmt in wanted}
+
+
 def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
                 stem: str = "roofline") -> list[Path]:
     """Write `<stem>.<format>` (default `roofline.<format>`) into `outdir` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is
