@@ -128,3 +128,31 @@ def test_output_set_commit_and_discard(tmp_path):
     with OutputSet() as outputs:
         outputs.stage(tmp_path / "b.bin", b"b")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bin", "input.csv"]  # left without commit: discarded
+
+
+def test_outputs_never_replace_devices_links_or_pipes(tmp_path, monkeypatch):
+    """`--summary-md /dev/stdout` once replaced the /dev/stdout link with a file (root may write in /dev). The
+    device folders are faked here under tmp_path, so that a regression cannot damage the machine."""
+    from ncu_roofline.render import output_set
+
+    fake_dev = tmp_path / "dev"
+    fake_dev.mkdir()
+    (fake_dev / "stdout").symlink_to("/proc/self/fd/1")
+    monkeypatch.setattr(output_set, "SPECIAL_ROOTS", (str(fake_dev),))
+    target = tmp_path / "real.md"
+    target.write_text("kept")
+    (tmp_path / "link.md").symlink_to(target)
+    os.mkfifo(tmp_path / "pipe.md")
+    cases = {str(fake_dev / "stdout"): "is in a device or system folder",
+             str(tmp_path / "link.md"): "is a symbolic link",
+             str(tmp_path / "pipe.md"): "exists and is not a regular file"}
+    for dest, reason in cases.items():
+        for option in ("--summary-md", "--json"):
+            result = CliRunner().invoke(app, ["analyze", str(FIRST), "--rows", "0", option, dest])
+            assert result.exit_code == 2, result.output
+            assert reason in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    result = CliRunner().invoke(app, ["analyze", str(FIRST), "--rows", "0", "-o", str(fake_dev / "out")])
+    assert result.exit_code == 2 and "is a device or system folder" in result.output
+    assert (fake_dev / "stdout").is_symlink() and os.readlink(fake_dev / "stdout") == "/proc/self/fd/1"
+    assert target.read_text() == "kept" and (tmp_path / "link.md").is_symlink()
+    assert sorted(p.name for p in fake_dev.iterdir()) == ["stdout"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -29,6 +30,7 @@ from ..errors import InputError
 
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 TEST_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_PAUSE_AFTER"
+SPECIAL_ROOTS = ("/dev", "/proc", "/sys")  # folders of devices and kernel files, never an output's home
 
 
 class OutputSet:
@@ -50,6 +52,7 @@ class OutputSet:
         path = Path(path)
         if path.resolve() in self.inputs:
             raise InputError(path, "refusing to overwrite an input file with an output")
+        refuse_non_regular_target(path)
         if any(path.resolve() == target.resolve() for _, target in self.staged):
             raise InputError(path, "two outputs of this run would be written to the same file")
         try:
@@ -130,6 +133,9 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
     writes (`outdir/NAME`), or that another such option names too: one would silently replace the other."""
     claimed: dict[Path, str] = {}
     if outdir is not None:
+        parent = os.path.realpath(outdir)
+        if any(parent == root or parent.startswith(root + os.sep) for root in SPECIAL_ROOTS):
+            raise InputError(outdir, "is a device or system folder: choose another -o folder")
         for name in names:
             claimed[(Path(outdir) / name).resolve()] = f"-o {outdir} (its {name})"
     for option, path in files.items():
@@ -140,4 +146,26 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
             raise InputError(path, f"{option} names a file that {claimed[resolved]} also writes; give it another name")
         if resolved.is_dir():
             raise InputError(path, f"{option} names a folder; it needs a file name")
+        refuse_non_regular_target(Path(path))
         claimed[resolved] = option
+
+
+def refuse_non_regular_target(path: Path) -> None:
+    """An output replaces the file at its path (a rename), so that path must be a plain file or nothing yet.
+
+    Refused: a path in /dev, /proc or /sys (`--summary-md /dev/stdout` would replace the device link itself when
+    run as root; '-' is stdout), a symbolic link (the rename would replace the link, and writing through it would
+    let a link planted in a shared folder aim the write anywhere), a device, pipe or socket.
+    """
+    parent = os.path.realpath(Path(path).parent)
+    if any(parent == root or parent.startswith(root + os.sep) for root in SPECIAL_ROOTS):
+        raise InputError(path, "is in a device or system folder: outputs are written to files ('-' is stdout)")
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return  # not there yet (or not reachable: the write will say so)
+    if stat.S_ISLNK(info.st_mode):
+        raise InputError(path, "is a symbolic link: outputs are not written over or through links; name a file")
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        raise InputError(path, "exists and is not a regular file (a device, pipe or socket): outputs are written "
+                               "to files ('-' is stdout)")
