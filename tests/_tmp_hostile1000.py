@@ -1,0 +1,370 @@
+"""Hostile input: real and fixture exports, mutated, never crash the analysis and never lose a launch quietly.
+
+Each example takes an export (fixtures/*.csv|txt, and the small real ones in ../shared/ncu-samples when present),
+applies one to three mutations (truncate at any byte, drop or duplicate a column, swap units, insert garbage lines,
+NaN/inf/negative/huge values, bytes that are not UTF-8 in kernel names, empty values, wrong IDs, a 175 KB field,
+repeated, deleted or shuffled rows, CRLF, a BOM) and analyses it. The property: `analyze()` either returns an Analysis holding exactly the launches
+the mutated table lists (counted here, independently, with Python's csv module), or raises InputError with one line
+that names the file. Any other exception fails the test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ncu_roofline import InputError, analyze
+from ncu_roofline.readers import long_pages, raw_page
+
+from conftest import FIXTURES, SAMPLES
+
+csv.field_size_limit(1 << 30)  # the oracle reads whatever the mutations wrote (the readers must cope on their own)
+
+SOURCES = sorted(p for p in [*FIXTURES.glob("*.csv"), *FIXTURES.glob("*.txt")])
+if SAMPLES.is_dir():  # small real exports only, to keep 500 examples within a minute
+    SOURCES += sorted(p for p in [*SAMPLES.rglob("*.csv"), *SAMPLES.rglob("*.txt")] if p.stat().st_size <= 30_000)
+
+# The columns of an ncu CSV that identify a launch (what a reader must find in a row to read it).
+IDENTITY = ("ID", "Process ID", "Process Name", "Kernel Name", "Context", "Stream", "Block Size", "Grid Size", "CC")
+HOSTILE_VALUES = ("nan", "NaN", "inf", "-inf", "Infinity", "-5", "-1,234.5", "1e308", "1e999", "-1e999", "1e-400",
+                  "9" * 400, "", " ", "n/a", "-", "1,2,3", "0x1F", "5\"", "1.2.3", "١٢٣", "\x00", "12 34", "+.5")
+HOSTILE_UNITS = ("", "furlong", "Kbyte", "Mbyte", "Gbyte", "byte", "msecond", "usecond", "nsecond", "Ghz", "%",
+                 "cycle/nsecond", "inst/cycle", "mbyte", "µs", "\udcff\udcfe", "byte/byte/byte", "/")
+GARBAGE_LINES = ("==PROF== Connected to process 1 (/usr/bin/python3)", "==WARNING== Found outstanding GPU clock reset",
+                 "==ERROR== LaunchFailed", "Epoch 1/1, loss=0.2500", "1,2,3", "7", "", "   ", ",,,,,,,,,,,,,,,,",
+                 "Passed.", "\udcff\udcfe\udc80 not utf-8", "a\x00b", "wrote 7 rows to C:\\Users\\me\\timing.csv")
+
+
+# ---------------------------------------------------------------------------------------------------- mutations
+
+
+def _split(data: bytes) -> tuple[str, list[list[str]] | None, str]:
+    """(text before the table, parsed table rows or None, line ending), bytes kept through surrogateescape."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    match = re.search(r'^(\ufeff)?"(ID|Process ID)",', text, re.MULTILINE)
+    if match is None:
+        return text, None, "\n"
+    start = match.start() + (1 if match.group(1) else 0)
+    table = text[start:]
+    newline = "\r\n" if "\r\n" in table[:20_000] else "\n"
+    return text[:start], list(csv.reader(io.StringIO(table, newline=""))), newline
+
+
+def _join(preamble: str, rows: list[list[str]] | None, newline: str) -> bytes:
+    out = io.StringIO(newline="")
+    out.write(preamble)
+    if rows is not None:
+        csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator=newline).writerows(rows)
+    return out.getvalue().encode("utf-8", errors="surrogateescape")
+
+
+def _column(rows: list[list[str]], name: str) -> int | None:
+    return rows[0].index(name) if rows and name in rows[0] else None
+
+
+def drop_column(rows, rnd):
+    if rows and rows[0]:
+        i = rnd.randrange(len(rows[0]))
+        for row in rows:
+            if len(row) > i:
+                del row[i]
+
+
+def duplicate_column(rows, rnd):
+    if rows and rows[0]:
+        i = rnd.randrange(len(rows[0]))
+        for row in rows:
+            if len(row) > i:
+                row.insert(i, row[i])
+
+
+def swap_units(rows, rnd):
+    unit = _column(rows, "Metric Unit")
+    if unit is not None:
+        for row in rows[1:]:
+            if len(row) > unit and rnd.random() < 0.3:
+                row[unit] = rnd.choice(HOSTILE_UNITS)
+    elif len(rows) > 1 and rows[1] and rows[1][0] == "":  # the raw page's units row
+        for j in range(11, len(rows[1])):
+            if rnd.random() < 0.3:
+                rows[1][j] = rnd.choice(HOSTILE_UNITS)
+
+
+def hostile_values(rows, rnd):
+    value = _column(rows, "Metric Value") or _column(rows, "Average")
+    columns = [value] if value is not None else list(range(11, len(rows[0]) if rows else 0))
+    for row in rows[1:]:
+        for j in columns:
+            if len(row) > j and row[0] != "" and rnd.random() < 0.2:
+                row[j] = rnd.choice(HOSTILE_VALUES)
+
+
+def empty_values(rows, rnd):
+    value = _column(rows, "Metric Value")
+    if value is not None:
+        for row in rows[1:]:
+            if len(row) > value and rnd.random() < 0.3:
+                row[value] = ""
+
+
+def non_utf8_names(rows, rnd):
+    name = _column(rows, "Kernel Name")
+    if name is not None:
+        bad = rnd.choice(("\udcff", "\udce9", "\udcc3(", "\udcf0\udc9f\udc98"))  # Latin-1, broken sequences
+        for row in rows[1:]:
+            if len(row) > name and rnd.random() < 0.5:
+                cut = rnd.randrange(len(row[name]) + 1)
+                row[name] = row[name][:cut] + bad + row[name][cut:]
+
+
+def hostile_ids(rows, rnd):
+    launch = _column(rows, "ID")
+    if launch is not None:
+        for row in rows[1:]:
+            if len(row) > launch and rnd.random() < 0.1:
+                row[launch] = rnd.choice(("-1", "1.5", "abc", "1e3", "99999999999999999999", "", " 7 ", "1,000",
+                                          "0x10", "nan", "3"))
+
+
+def giant_field(rows, rnd):
+    name = _column(rows, "Kernel Name")
+    if name is not None and len(rows) > 1:
+        row = rows[rnd.randrange(1, len(rows))]
+        if len(row) > name:
+            row[name] = "void k<" + "float, " * 25_000 + "int>()"  # 175 KB: over the csv module's default limit
+
+
+def repeat_rows(rows, rnd):
+    for _ in range(rnd.randint(1, 3)):
+        if len(rows) > 1:
+            i = rnd.randrange(1, len(rows))
+            rows.insert(rnd.randrange(1, len(rows) + 1), list(rows[i]))
+
+
+def delete_rows(rows, rnd):
+    for _ in range(rnd.randint(1, 3)):
+        if rows:
+            del rows[rnd.randrange(len(rows))]
+
+
+def shuffle_rows(rows, rnd):
+    body = rows[1:]
+    rnd.shuffle(body)
+    rows[1:] = body
+
+
+ROW_MUTATIONS = (drop_column, duplicate_column, swap_units, hostile_values, empty_values, non_utf8_names, hostile_ids,
+                 giant_field, repeat_rows, delete_rows, shuffle_rows)
+
+
+def truncate(data: bytes, rnd) -> bytes:
+    return data[:rnd.randrange(len(data) + 1)]
+
+
+def garbage_lines(data: bytes, rnd) -> bytes:
+    lines = data.split(b"\n")
+    for _ in range(rnd.randint(1, 4)):
+        if rnd.random() < 0.3:
+            line = bytes(rnd.choice(b"abc,;|0123456789 \t\x00\xff\xfe.-=") for _ in range(rnd.randint(0, 60)))
+        else:
+            line = rnd.choice(GARBAGE_LINES).encode("utf-8", errors="surrogateescape")
+        lines.insert(rnd.randrange(len(lines) + 1), line)
+    return b"\n".join(lines)
+
+
+def crlf(data: bytes, rnd) -> bytes:
+    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+
+
+def bom(data: bytes, rnd) -> bytes:
+    return b"\xef\xbb\xbf" + data
+
+
+BYTE_MUTATIONS = (truncate, garbage_lines, crlf, bom)
+
+
+def mutate(data: bytes, rnd: random.Random) -> tuple[bytes, list[str]]:
+    """One to three mutations; row-level ones first (on the parsed table), then byte-level ones."""
+    chosen = rnd.sample(ROW_MUTATIONS + BYTE_MUTATIONS, rnd.randint(1, 3))
+    preamble, rows, newline = _split(data)
+    applied = []
+    if rows is not None:
+        for mutation in chosen:
+            if mutation in ROW_MUTATIONS:
+                mutation(rows, rnd)
+                applied.append(mutation.__name__)
+        data = _join(preamble, rows, newline)
+    for mutation in (m for m in BYTE_MUTATIONS if m in chosen):
+        data = mutation(data, rnd)
+        applied.append(mutation.__name__)
+    return data, applied
+
+
+# ---------------------------------------------------------------------------------------------------- the oracle
+
+MUST_FAIL = "must fail"  # the table has a row no reader may skip or accept: a bad ID, a damaged raw row, a cut row
+NOT_COUNTED = "not counted"  # per-kernel summaries: no launch IDs to count
+_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+_INTEGER_TEXT = re.compile(r"^\s*[+-]?\d[\d,]*\s*$")
+
+
+def _launch_id(cell: str) -> int | None:
+    text = re.sub(r'[\t\n\f\r ,"]', "", cell)
+    if not _NUMBER.match(text):
+        return None
+    number = float(text)
+    if not math.isfinite(number) or number != int(number) or abs(number) >= 2 ** 53:
+        return None
+    return int(number)
+
+
+def _layout(header: list[str]) -> str | None:
+    names = set(header)
+    if {"Metric Name", "Metric Value", "ID"} <= names:
+        return "details"
+    if {"Metric Name", "Average", "Invocations"} <= names:
+        return "summary"
+    if header[:1] == ["ID"] and "Kernel Name" in names and "Metric Name" not in names:
+        return "raw"
+    return None
+
+
+def expected_launches(data: bytes) -> set[int] | str:
+    """The launch IDs a reader must return for `data`, MUST_FAIL, or NOT_COUNTED; counted with the csv module."""
+    text = data.decode("utf-8", errors="replace")
+    for match in re.finditer(r'^\ufeff?"?(ID|Process ID)"?,', text, re.MULTILINE):
+        start = match.start() + (1 if text[match.start()] == "\ufeff" else 0)
+        rows = list(csv.reader(io.StringIO(text[start:], newline="")))
+        header = [cell.strip() for cell in rows[0]]
+        layout = _layout(header)
+        if layout is not None:
+            break
+    else:
+        return MUST_FAIL  # no table
+    if layout == "summary":
+        return NOT_COUNTED
+    body = [row for row in rows[1:] if row]
+    if layout == "details":
+        needed = [header.index(c) for c in (*IDENTITY, "Metric Name", "Metric Unit", "Metric Value") if c in header]
+        if "Metric Unit" not in header:
+            return MUST_FAIL
+        required = max(needed) + 1
+        complete = [row for row in body if len(row) >= required]
+        id_index = header.index("ID")
+    else:
+        required = len(header)
+        if body and body[0][0].strip() == "" and len(body[0]) == len(header):
+            body = body[1:]  # the units row
+        complete = [row for row in body if len(row) == required]
+        if any(_INTEGER_TEXT.match(row[0]) for row in body if len(row) != required):
+            return MUST_FAIL  # a launch row with the wrong number of fields
+        id_index = 0
+    if _cut_last_row(data, text[start:], required):
+        return MUST_FAIL
+    ids = [_launch_id(row[id_index]) for row in complete]
+    if any(i is None for i in ids):
+        return MUST_FAIL
+    if layout == "raw" and len(set(ids)) != len(ids):
+        return MUST_FAIL
+    return set(ids)
+
+
+def _cut_last_row(data: bytes, table: str, required: int) -> bool:
+    if not data or data.endswith((b"\n", b"\r")):
+        return False
+    last = re.split(r"\r\n|\r|\n", table)[-1]
+    if last == table:  # the header is the only line
+        return False
+    if last.count('"') % 2:
+        return True
+    return len(next(csv.reader([last]), [])) < required
+
+
+# ---------------------------------------------------------------------------------------------------- the property
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("hostile")
+
+
+def check(path: Path, data: bytes, applied: list[str]) -> None:
+    path.write_bytes(data)
+    expected = expected_launches(data)
+    try:
+        result = analyze(path)
+    except InputError as error:
+        line = error.line()
+        assert "\n" not in line and "\r" not in line, line
+        assert str(path) in line, line
+        return
+    assert expected != MUST_FAIL, f"{applied}: analysed a table with a row that cannot be read whole"
+    if expected == NOT_COUNTED:
+        return
+    ids = result.launches["launch_id"].tolist()
+    assert len(ids) == len(set(ids)), f"{applied}: a launch ID twice"
+    assert set(ids) == expected, f"{applied}: launches {sorted(set(ids) ^ expected)[:10]} differ from the table"
+    assert int(result.kernels["launches"].sum()) == len(expected), applied
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(source=st.sampled_from(SOURCES), rnd=st.randoms(use_true_random=False), small_batches=st.booleans())
+def test_a_mutated_export_is_analysed_whole_or_refused_in_one_line(work, source, rnd, small_batches):
+    data, applied = mutate(source.read_bytes(), rnd)
+    if not small_batches:
+        check(work / "input.csv", data, [source.name, *applied])
+        return
+    # The same file read in 4 KiB blocks, odd rows gathered three at a time: launches that straddle batches,
+    # and rule rows read apart from their launch's metric rows, as in a file of many gigabytes.
+    with mock.patch.object(long_pages, "BLOCK_SIZE", 4096), mock.patch.object(raw_page, "BLOCK_SIZE", 4096), \
+            mock.patch.object(long_pages, "_ODD_BATCH_ROWS", 3):
+        check(work / "input.csv", data, [source.name, *applied, "small batches"])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_real_cli_on_mutated_exports(tmp_path, seed):
+    """The same property through the console entry point: exit 0 with every launch in launches.parquet, or exit 2
+    with one line on stderr that names the file; never a traceback."""
+    rnd = random.Random(seed)
+    source = rnd.choice(SOURCES)
+    data, applied = mutate(source.read_bytes(), rnd)
+    path = tmp_path / "input.csv"
+    path.write_bytes(data)
+    expected = expected_launches(data)
+    proc = subprocess.run([sys.executable, "-m", "ncu_roofline.cli", "analyze", str(path), "-o", str(tmp_path / "out"),
+                           "--rows", "0"], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if proc.returncode == 2:
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0], proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert expected != MUST_FAIL, applied
+    if expected != NOT_COUNTED:
+        launches = pd.read_parquet(tmp_path / "out" / "launches.parquet")
+        assert set(launches["launch_id"]) == expected and len(launches) == len(expected), applied
+
+
+def test_the_oracle_counts_what_the_fixtures_hold():
+    """The independent count agrees with the readers on the untouched inputs."""
+    for source in SOURCES:
+        expected = expected_launches(source.read_bytes())
+        try:
+            result = analyze(source)
+        except InputError:
+            continue
+        if isinstance(expected, set):
+            assert set(result.launches["launch_id"]) == expected, source
