@@ -7,8 +7,7 @@
     result.write("out/")       # Parquet tables, Vega-Lite spec, offline HTML
 """
 
-__version__ = "0.1.0"
-
+from .version import __version__  # noqa: E402
 from .analysis import Analysis, analyze  # noqa: E402
 from .errors import InputError  # noqa: E402
 

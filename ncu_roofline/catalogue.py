@@ -178,12 +178,13 @@ class Definition:
     when: Expr | None = None
     flag: str | None = None
     for_defs: tuple[str, ...] = ()
+    clocks: tuple[str, ...] = ()  # globs of clock metrics ([timing] clocks): rates that are not rate forms
 
     @property
     def is_rate_form(self) -> bool:
         """Reads rates other than clocks: the form for section-only reports, not what `--metrics` should ask."""
-        return any((".per_second" in n and "__cycles_elapsed.avg.per_second" not in n) or ".per_cycle" in n
-                   for n in self.expr.inputs)
+        return any((".per_second" in n and not any(fnmatch.fnmatchcase(n, g) for g in self.clocks))
+                   or ".per_cycle" in n for n in self.expr.inputs)
 
     def applies(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
         """Rows where the definition's condition holds (its inputs may still be missing)."""
@@ -196,6 +197,7 @@ class Definition:
 class Catalogue:
     quantities: dict[str, list[Definition]]
     sources: dict[str, str] = field(default_factory=dict)
+    timing: tuple[str, ...] = ()  # globs of metrics that measure time or clocks ([timing] metrics)
 
     def definitions(self, quantity: str) -> list[Definition]:
         return self.quantities.get(quantity, [])
@@ -208,6 +210,18 @@ class Catalogue:
             if definition.when is not None:
                 names.update(definition.when.names)
         return names
+
+    def is_timing(self, name: str) -> bool:
+        """Whether metric `name` measures time or a clock ([timing] metrics): a value that must be positive."""
+        return any(fnmatch.fnmatchcase(name, glob) for glob in self.timing)
+
+    def counts_work(self, name: str, quantities: tuple[str, ...]) -> bool:
+        """Whether metric `name` is a work or traffic counter of one of `quantities`: read by one of their
+        definitions and not an input of a time or clock quantity (a duration alone gives no roofline)."""
+        if any(fnmatch.fnmatchcase(name, glob) for glob in self.timing):
+            return False
+        return any(name in d.expr.names or any(fnmatch.fnmatchcase(name, g) for g in d.expr.globs)
+                   for q in quantities for d in self.definitions(q))
 
     def metric_globs(self) -> set[str]:
         return {g for d in self.all_definitions() for g in d.expr.globs}
@@ -250,6 +264,9 @@ def load_catalogue(path: Path | None = None) -> Catalogue:
 def _load(path: Path) -> Catalogue:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     sources = data.pop("sources", {})
+    timing_table = data.pop("timing", {})
+    timing = tuple(timing_table.get("metrics", ()))
+    clocks = tuple(timing_table.get("clocks", ()))
     quantities: dict[str, list[Definition]] = {}
     for quantity, entries in data.items():
         defs = []
@@ -257,10 +274,10 @@ def _load(path: Path) -> Catalogue:
             defs.append(Definition(
                 quantity=quantity, id=entry["id"], expr=Expr(entry["expr"]), source=entry["source"],
                 when=Expr(entry["when"]) if "when" in entry else None, flag=entry.get("flag"),
-                for_defs=tuple(entry.get("for_defs", ())),
+                for_defs=tuple(entry.get("for_defs", ())), clocks=clocks,
             ))
         quantities[quantity] = defs
-    return Catalogue(quantities=quantities, sources=sources)
+    return Catalogue(quantities=quantities, sources=sources, timing=timing)
 
 
 # Catalogue is frozen but holds dicts; hash by identity so functools.cache can key on it.

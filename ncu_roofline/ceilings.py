@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 
 from .catalogue import Catalogue, Columns, as_columns
-from .derive import LEVELS, PRECISIONS, pick_definition
+from .derive import pick_definition
 from .errors import InputError
 from .status import StatusNotes
+from .vocabulary import PEAK_COLUMNS, TERM_BY_PEAK, TERMS, def_column, display
 
-PEAK_COLUMNS = tuple([f"peak_flop_per_s_{p}" for p in PRECISIONS] + [f"peak_bytes_per_s_{lv}" for lv in LEVELS])
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
-# Roofs that run on the SM clock (scaled by --clock max); DRAM has its own clock.
-_SM_CLOCKED = tuple(c for c in PEAK_COLUMNS if not c.endswith("dram"))
+# The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.
+_OFF_CHIP = next(t for t in TERMS if t.kind == "memory" and not t.sm_clocked)
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class CeilingOptions:
     user_peaks: dict[str, float] | None = None
     user_source: str | None = None
     clock: str = "measured"  # or "max"
+    # Device name -> its table row, or why there is none: resolved once per analysis (see `resolve_devices`).
+    devices: dict[object, object] | None = None
 
 
 def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
@@ -44,12 +46,12 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     scale = _clock_scale(columns, catalogue, options.clock, notes)
     table_peaks, table_label = _table_peaks(raw, options, notes)
     for column in PEAK_COLUMNS:
-        quantity = _work_quantity(column)
-        used = derived[f"def_{quantity}"]
+        term = TERM_BY_PEAK[column]
+        used = derived[def_column(term.amount)]
         allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
                    for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
-        if column in _SM_CLOCKED:
+        if term.sm_clocked:
             report = report * scale
         values = report.copy()
         origin = np.where(np.isnan(report), "", "report").astype(object)
@@ -64,16 +66,11 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
     if integrated.any():
         # Orin, Thor and GB10 share memory with the CPU: Nsight Compute draws no DRAM roof there, nor do we.
-        out["peak_bytes_per_s_dram"] = np.where(integrated, np.nan, out["peak_bytes_per_s_dram"])
-        notes.add(integrated, "no DRAM roof: integrated memory (CC 8.7, 11.0, 12.1)")
+        out[_OFF_CHIP.peak] = np.where(integrated, np.nan, out[_OFF_CHIP.peak])
+        notes.add(integrated, f"no {display(_OFF_CHIP.key)} roof: integrated memory (CC 8.7, 11.0, 12.1)")
     frame = pd.DataFrame(out, index=raw.index)
     frame["ceiling_source"] = _join_sources(source_parts, n)
     return frame
-
-
-def _work_quantity(peak_column: str) -> str:
-    suffix = peak_column.rsplit("_", 1)[1]
-    return f"flop_{suffix}" if "flop" in peak_column else f"bytes_{suffix}"
 
 
 def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
@@ -85,21 +82,46 @@ def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNo
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = maximum / measured
     unknown = ~np.isfinite(scale)
-    notes.add(unknown, "clock max unknown (needs device__attribute_max_gpu_frequency_khz and "
-                       "sm__cycles_elapsed.avg.per_second); report roofs at the measured clock")
+    needs = [" or ".join(i for d in catalogue.definitions(q) for i in d.expr.inputs)
+             for q in ("max_sm_clock_hz", "sm_clock_hz")]
+    notes.add(unknown, f"clock max unknown (needs {' and '.join(needs)}); report roofs at the measured clock")
     return np.where(unknown, 1.0, scale)
+
+
+def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
+    """Each device name's table row (a `GpuSpec`), or the status note saying why it has none.
+
+    Done once per analysis: launches and kernel groups share their devices. With `--gpu`, the one row it names
+    (an unknown --gpu is the user's error: InputError) stands for every device.
+    """
+    from .gpus import UnknownGpuError, is_mig, match_gpu  # the table is data; loaded on first use
+
+    if gpu:
+        return {None: match_gpu(gpu)}
+    out: dict[object, object] = {}
+    for name in pd.unique(pd.Series(names, dtype="object").dropna()):
+        if is_mig(name):
+            out[name] = (f"no table roofs: '{name}' is a MIG slice; profiling roofs do not apply to a slice, "
+                         "pass --ceilings FILE.toml")
+            continue
+        try:
+            out[name] = match_gpu(name)
+        except (UnknownGpuError, InputError) as exc:
+            out[name] = f"no table roofs: {exc.message}"
+    return out
 
 
 def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
                  notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Per launch, the built-in table's roofs for its device (or for --gpu), and a label per launch."""
-    from .gpus import UnknownGpuError, is_mig, match_gpu  # the table is data; loaded on first use
-
     n = len(raw)
     peaks = {c: np.full(n, np.nan) for c in PEAK_COLUMNS}
     labels = np.full(n, "", dtype=object)
+    devices = options.devices
+    if devices is None:
+        devices = resolve_devices(raw["device_name"], options.gpu)
     if options.gpu:
-        spec = match_gpu(options.gpu)  # an unknown --gpu is the user's error: InputError
+        spec = devices[None]
         for column in PEAK_COLUMNS:
             peaks[column][:] = spec.peaks.get(column, np.nan)
         labels[:] = f"table:{spec.name}"
@@ -108,21 +130,15 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
     codes, uniques = pd.factorize(names, use_na_sentinel=True)
     for code, name in enumerate(uniques):
         rows = codes == code
-        try:
-            if is_mig(name):
-                notes.add(rows, f"no table roofs: '{name}' is a MIG slice; profiling roofs do not apply to a slice, "
-                                "pass --ceilings FILE.toml")
-                continue
-            spec = match_gpu(name)
-        except UnknownGpuError as exc:
-            notes.add(rows, f"no table roofs: {exc.message}")
-            continue
-        except InputError as exc:
-            notes.add(rows, f"no table roofs: {exc.message}")
+        found = devices.get(name)
+        if found is None:
+            found = resolve_devices([name])[name]
+        if isinstance(found, str):
+            notes.add(rows, found)
             continue
         for column in PEAK_COLUMNS:
-            peaks[column][rows] = spec.peaks.get(column, np.nan)
-        labels[rows] = f"table:{spec.name}"
+            peaks[column][rows] = found.peaks.get(column, np.nan)
+        labels[rows] = f"table:{found.name}"
     return peaks, labels
 
 

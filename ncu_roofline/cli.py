@@ -11,7 +11,7 @@ import sys
 import webbrowser
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Callable, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -27,10 +27,6 @@ ceilings_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
 app.add_typer(ceilings_app, name="ceilings")
 
 # Logs and pipes get a wide table instead of rich's 80-column default.
-# What -o writes, per command (render/outputs.py, render/compare_outputs.py).
-ANALYZE_OUTPUTS = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
-                   "roofline.png")
-COMPARE_OUTPUTS = ("compare.parquet", "compare.json", "compare.vl.json", "compare.html")
 stdout = Console(width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True)
 
@@ -102,7 +98,9 @@ def analyze(
             _path(json_arg, "--json")
         ceilings = _checked_text(ceilings, "--ceilings")
         formats = _formats(fmt)  # every option is checked before anything is read or written
-        check_distinct_outputs(out, ANALYZE_OUTPUTS, {"--summary-md": summary_md, "--json": json_out})
+        from .render.outputs import OUTPUT_NAMES
+
+        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
         if open_html and out is None:
@@ -112,29 +110,21 @@ def analyze(
                                   nvtx_include=nvtx_include, progress=progress)
         for note in result.notes:
             stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
-        json_text = None
-        with OutputSet([Path(f.path) for f in result.inputs]) as outputs:  # all files in place, or none
+        with OutputSet(result.input_paths) as outputs:  # every file of the run in place, or none
             if out is not None:
                 from .render.outputs import stage_outputs
 
-                stage_outputs(result, out, outputs, formats=formats, top=top)
-            if summary_md is not None:
-                from .render.markdown import analysis_markdown
-
-                outputs.stage(summary_md, analysis_markdown(result, top=rows or 10).encode())
-            if json_out is not None:
-                from .render.jsonout import analysis_json
-
-                json_text = analysis_json(result, top=rows or 10)
-                if str(json_out) != "-":
-                    outputs.stage(json_out, json_text.encode())
+                stage_outputs(out, outputs, launches=result.launches, kernels=result.kernels,
+                              metadata=result.metadata(), ctx=result.chart_context(top), inputs=result.input_paths,
+                              formats=formats)
+            to_stdout = [_emit(outputs, summary_md, lambda: result.markdown(top=rows or 10)),
+                         _emit(outputs, json_out, lambda: result.json(top=rows or 10))]
             written = [p for p in outputs.commit() if out is not None and p.parent == out]
-        if json_text is not None and str(json_out) == "-":
-            sys.stdout.write(json_text)
+        sys.stdout.write("".join(text for text in to_stdout if text))
         if rows and str(json_out) != "-":
-            n_launches = int(result.launches["launches"].sum()) if len(result.launches) else 0
             print_summary(result.kernels, top=rows, console=stdout,
-                          title=f"{len(result.kernels)} kernels, {n_launches} launches — top {min(rows, len(result.kernels))} by headroom")
+                          title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
+                                f"top {min(rows, len(result.kernels))} by headroom")
             for path in written:
                 stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
         if open_html:
@@ -167,12 +157,16 @@ def compare(
     from .compare import compare as run_compare
     from .gates import parse_gates
     from .render.compare_console import print_comparison
+    from .render.compare_json import comparison_json
+    from .render.compare_markdown import comparison_markdown
 
     with user_errors():
         out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
             _path(json_arg, "--json")
         ceilings = _checked_text(ceilings, "--ceilings")
-        check_distinct_outputs(out, COMPARE_OUTPUTS, {"--summary-md": summary_md, "--json": json_out})
+        from .render.compare_outputs import OUTPUT_NAMES
+
+        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
@@ -180,28 +174,23 @@ def compare(
                 for path in (base, head)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
-            stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False, soft_wrap=True)
-        json_text = None
-        with OutputSet(_inputs(result)) as outputs:  # all files in place, or none
+            stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
+                         soft_wrap=True)
+        info = result.info()
+        with OutputSet(result.input_paths) as outputs:  # every file of the run in place, or none
             if out is not None:
                 from .render.compare_outputs import stage_comparison
 
-                stage_comparison(result, out, outputs, top=top)
-            if summary_md is not None:
-                from .render.compare_markdown import comparison_markdown
-
-                outputs.stage(summary_md, comparison_markdown(result, top=rows or 10).encode())
-            if json_out is not None:
-                from .render.compare_json import comparison_json
-
-                json_text = comparison_json(result)
-                if str(json_out) != "-":
-                    outputs.stage(json_out, json_text.encode())
+                stage_comparison(out, outputs, kernels=result.kernels, totals=result.totals, info=info,
+                                 base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                                 ctx=result.chart_context(top), inputs=result.input_paths)
+            to_stdout = [_emit(outputs, summary_md,
+                               lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10)),
+                         _emit(outputs, json_out, lambda: comparison_json(result.kernels, result.totals, info))]
             written = [p for p in outputs.commit() if out is not None and p.parent == out]
-        if json_text is not None and str(json_out) == "-":
-            sys.stdout.write(json_text)
+        sys.stdout.write("".join(text for text in to_stdout if text))
         if str(json_out) != "-":
-            print_comparison(result, top=rows, console=stdout)
+            print_comparison(result.kernels, result.totals, info, top=rows, console=stdout)
             for path in written:
                 stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
         if result.unjudged:
@@ -274,7 +263,7 @@ def _progress(inputs: list[Path]) -> Iterator[object]:
     if not sys.stderr.isatty():
         yield None
         return
-    from .render.progress import ReadProgress
+    from .cli_progress import ReadProgress
 
     with ReadProgress(inputs, stderr) as progress:
         yield progress
@@ -293,9 +282,14 @@ def _path(value: Optional[str], option: str) -> Optional[Path]:
     return None if checked is None else Path(checked)
 
 
-def _inputs(comparison) -> list[Path]:
-    """Input files of both runs: summaries must never be written over them."""
-    return [Path(f.path) for f in (*comparison.base.inputs, *comparison.head.inputs)]
+def _emit(outputs: OutputSet, dest: Optional[Path], text: Callable[[], str]) -> Optional[str]:
+    """A summary staged with the run's other files; for '-', the text to print once they are in place."""
+    if dest is None:
+        return None
+    if str(dest) == "-":
+        return text()
+    outputs.stage(dest, text().encode())
+    return None
 
 
 def main() -> None:

@@ -24,8 +24,9 @@ import pandas as pd
 from .analysis import Analysis
 from .errors import InputError
 from .gates import Gate, GateResult, evaluate_gates, parse_gate
+from .vocabulary import AI_OFF_CHIP, def_quantity, is_def_column
 
-METRICS = ("time_s", "flop_total", "flop_per_s", "ai_dram", "t_sol_s", "roofline_fraction", "headroom_s")
+METRICS = ("time_s", "flop_total", "flop_per_s", AI_OFF_CHIP, "t_sol_s", "roofline_fraction", "headroom_s")
 TOTAL_METRICS = ("kernels", "launches", "time_s", "flop_total", "flop_per_s", "t_sol_s", "roofline_fraction",
                  "headroom_s")
 VERDICTS = ("regression", "improvement", "neutral", "added", "removed")
@@ -85,11 +86,28 @@ class Comparison:
         meta["ncu_roofline.compare.gates"] = json.dumps([r.gate.text for r in self.gates])
         return meta
 
-    def write(self, outdir: str | Path, *, top: int = 20) -> list[Path]:
-        """`compare.parquet`, `compare.json`, `compare.vl.json` and `compare.html` into `outdir`."""
-        from .render.compare_outputs import write_comparison
+    def info(self) -> dict[str, object]:
+        """What renderers need besides the tables, as plain data: labels, both runs' metadata, options, warnings,
+        gate results, the verdict counts and the ceiling sources of both runs."""
+        sources: set[str] = set()
+        for run in (self.base, self.head):
+            if "ceiling_source" in run.kernels:
+                sources |= set(run.kernels["ceiling_source"].dropna().astype(str))
+        return {"labels": self.labels, "base_metadata": self.base.metadata(), "head_metadata": self.head.metadata(),
+                "metadata": self.metadata(), "options": self.options, "warnings": self.warnings,
+                "gates": self.gates, "passed": self.passed, "counts": self.counts(),
+                "ceiling_sources": sorted(sources)}
 
-        return write_comparison(self, Path(outdir), top=top)
+    @property
+    def input_paths(self) -> list[Path]:
+        """Input files of both runs: outputs must never be written over them."""
+        return [*self.base.input_paths, *self.head.input_paths]
+
+    def chart_context(self, top: int = 20):
+        """The head run's chart context, with the two runs' names as inputs."""
+        from dataclasses import replace
+
+        return replace(self.head.chart_context(top), inputs=[Path(label).name or label for label in self.labels])
 
 
 def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: Iterable[Gate | str] = (),
@@ -144,9 +162,9 @@ def comparability_warnings(base: Analysis, head: Analysis) -> list[str]:
         if b != h:
             lines.append(f"--{option} option differs: base {b!r}, head {h!r}")
     differ("ceiling source kind", _ceiling_kinds(base.kernels), _ceiling_kinds(head.kernels))
-    def_columns = sorted({c for c in (*base.launches.columns, *head.launches.columns) if c.startswith("def_")})
+    def_columns = sorted({c for c in (*base.launches.columns, *head.launches.columns) if is_def_column(c)})
     for column in def_columns:
-        differ(f"metric definition of {column.removeprefix('def_')}", _values(base.launches, column),
+        differ(f"metric definition of {def_quantity(column)}", _values(base.launches, column),
                _values(head.launches, column))
     # Cache and clock control change every time; readers that record them (a report's session settings) add
     # these columns, and a run compared against one without them is checked as far as it says.

@@ -14,12 +14,8 @@ import pandas as pd
 
 from .catalogue import Catalogue, Columns, Definition, as_columns
 from .status import StatusNotes
+from .vocabulary import DERIVED_QUANTITIES, LEVELS, WORK_COLUMNS, ai_column, bytes_column, def_column
 
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
-LEVELS = ("dram", "l2", "l1")
-WORK_QUANTITIES = tuple(f"flop_{p}" for p in PRECISIONS)
-TRAFFIC_QUANTITIES = tuple(f"bytes_{level}" for level in LEVELS)
-DERIVED_QUANTITIES = ("time_s", *WORK_QUANTITIES, *TRAFFIC_QUANTITIES)
 
 
 @dataclass
@@ -105,13 +101,13 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         defs = catalogue.definitions(quantity)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
-        out[f"def_{quantity}"] = picked.def_ids(defs)
+        out[def_column(quantity)] = picked.def_ids(defs)
         notes.add_coded(np.isnan(picked.values), picked.missing_codes,
                         [f"missing {quantity} ({text})" for text in picked.missing_texts])
         for mask, flag in picked.flags:
             notes.add(mask, flag)
     derived = pd.DataFrame(out, index=frame.index)
-    work = derived[list(WORK_QUANTITIES)].to_numpy()
+    work = derived[list(WORK_COLUMNS)].to_numpy()
     known = ~np.isnan(work)
     known_sum = np.nansum(work, axis=1)
     partial = ~known.all(axis=1)
@@ -121,8 +117,8 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
     notes.add(partial & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
-            ai = derived["flop_total"].to_numpy() / derived[f"bytes_{level}"].to_numpy()
-            derived[f"ai_{level}"] = np.where(np.isfinite(ai), ai, np.nan)
+            ai = derived["flop_total"].to_numpy() / derived[bytes_column(level)].to_numpy()
+            derived[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
         rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
         derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
     _flag_hierarchy(derived, notes)
@@ -130,8 +126,8 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
 
 
 def _flag_hierarchy(derived: pd.DataFrame, notes: StatusNotes) -> None:
-    """More traffic nearer the cores is the norm: ai_l1 <= ai_l2 <= ai_dram. Flag violations, never fix them."""
-    l1, l2, dram = (derived[f"ai_{lv}"].to_numpy() for lv in ("l1", "l2", "dram"))
+    """More traffic nearer the cores is the norm: AI at a level <= AI one level out. Flag violations, never fix."""
     with np.errstate(invalid="ignore"):
-        notes.add(l1 > l2 * (1 + 1e-9), "ai_order l1>l2")
-        notes.add(l2 > dram * (1 + 1e-9), "ai_order l2>dram")
+        for near, far in zip(LEVELS[::-1], LEVELS[::-1][1:]):
+            notes.add(derived[ai_column(near)].to_numpy() > derived[ai_column(far)].to_numpy() * (1 + 1e-9),
+                      f"ai_order {near}>{far}")

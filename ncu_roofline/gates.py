@@ -30,8 +30,9 @@ from typing import Callable, Iterable, Literal
 import pandas as pd
 
 from .errors import InputError
+from .vocabulary import AI_OFF_CHIP
 
-GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", "ai_dram")
+GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", AI_OFF_CHIP)
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
 }

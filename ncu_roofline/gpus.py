@@ -19,27 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from ncu_roofline.errors import InputError
+from ncu_roofline.vocabulary import PEAK_COLUMNS, TERMS
 
-# The seven roofs, in output-column order.
-PEAK_KEYS: tuple[str, ...] = (
-    "peak_flop_per_s_fp64",
-    "peak_flop_per_s_fp32",
-    "peak_flop_per_s_fp16",
-    "peak_flop_per_s_tensor",
-    "peak_bytes_per_s_dram",
-    "peak_bytes_per_s_l2",
-    "peak_bytes_per_s_l1",
-)
+# The roofs, in output-column order.
+PEAK_KEYS: tuple[str, ...] = PEAK_COLUMNS
 
-# Table figure -> (roof, factor to base units). The default tensor roof is dense FP16 input, FP32 accumulate.
+# Table figure -> (roof, factor to base units): `<precision>_tflops`, `<level>_gbps`. The default tensor roof is
+# dense FP16 input, FP32 accumulate.
 FIGURE_TO_PEAK: dict[str, tuple[str, float]] = {
-    "fp64_tflops": ("peak_flop_per_s_fp64", 1e12),
-    "fp32_tflops": ("peak_flop_per_s_fp32", 1e12),
-    "fp16_tflops": ("peak_flop_per_s_fp16", 1e12),
-    "tensor_fp16_tflops": ("peak_flop_per_s_tensor", 1e12),
-    "dram_gbps": ("peak_bytes_per_s_dram", 1e9),
-    "l2_gbps": ("peak_bytes_per_s_l2", 1e9),
-    "l1_gbps": ("peak_bytes_per_s_l1", 1e9),
+    (f"{t.key}_fp16_tflops" if t.key == "tensor" else f"{t.key}_tflops" if t.kind == "compute" else f"{t.key}_gbps"):
+    (t.peak, 1e12 if t.kind == "compute" else 1e9) for t in TERMS
 }
 # Table figure -> tensor data type; `sources`/`derived`/`caveats` key these as "tensor_<dtype>".
 TENSOR_FIGURES: dict[str, str] = {

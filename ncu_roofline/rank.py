@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .derive import LEVELS, PRECISIONS
 from .status import StatusNotes
+from .vocabulary import TERMS as _TERMS
 
-TERMS = tuple([(p, f"flop_{p}", f"peak_flop_per_s_{p}") for p in PRECISIONS]
-              + [(lv, f"bytes_{lv}", f"peak_bytes_per_s_{lv}") for lv in LEVELS])
+TERMS = tuple((t.key, t.amount, t.peak) for t in _TERMS)
 # A point this far above its roof is flagged; below it, float rounding.
 ABOVE_ROOF_TOLERANCE = 1e-6
 

@@ -10,40 +10,41 @@ metric and the value, and `_invalid` marks the launch so that kernel totals leav
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from .launch_table import metric_columns
+from .readers.text import printable
 
 # Compute capabilities ncu knows run from 1.0 (Tesla) to 12.x (Blackwell); 100 leaves room without taking junk.
 CC_RANGE = (1.0, 100.0)
 _SHAPE_RE = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)$")
 
 
-def _positive_only(metric: str) -> bool:
-    """A duration, elapsed cycles or a clock: zero is as impossible as a negative (a throughput may be 0)."""
-    return metric.startswith("gpu__time_") or "__cycles_elapsed." in metric
-
-
-def invalid_reason(metric: str, values: np.ndarray) -> tuple[np.ndarray, str]:
-    """Rows of `metric` whose value no GPU can produce, and the word for why."""
+def invalid_reason(values: np.ndarray, timing: bool) -> tuple[np.ndarray, str]:
+    """Rows whose value no GPU can produce, and the word for why. `timing`: a duration, elapsed cycles or a clock
+    (the catalogue's [timing] metrics), where zero is as impossible as a negative; a counter or a throughput may
+    be 0."""
     with np.errstate(invalid="ignore"):
-        if _positive_only(metric):
+        if timing:
             return values <= 0, "not positive"
         return values < 0, "negative"
 
 
-def flag_invalid_values(table: pd.DataFrame) -> pd.DataFrame:
+def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -> pd.DataFrame:
     """Null every impossible metric value and identity field, noting each in `reader_notes`; mark launches with an
-    impossible metric value in `_invalid` (bool). Returns a new frame; the input is left as it was."""
+    impossible metric value in `_invalid` (bool). Returns a new frame; the input is left as it was.
+
+    `is_timing(metric)`: whether a metric measures time or a clock (`Catalogue.is_timing`)."""
     table = table.copy()
     notes = table["reader_notes"].astype("object").fillna("") if "reader_notes" in table \
         else pd.Series("", index=table.index, dtype="object")
     invalid = np.zeros(len(table), dtype=bool)
     for metric in metric_columns(table):
         values = table[metric].to_numpy(dtype="float64")
-        bad, why = invalid_reason(metric, values)
+        bad, why = invalid_reason(values, is_timing(metric))
         if bad.any():
             shown = pd.Series(values[bad]).map(lambda v: f"{v:.6g}").to_numpy(dtype=object)
             notes = _append(notes, bad, f"invalid {metric} = ", shown, f" ({why})")
@@ -82,8 +83,6 @@ def _check_identity(table: pd.DataFrame, notes: pd.Series) -> pd.Series:
             wrong = {s for s in distinct if not _is_shape(str(s))}
             if wrong:
                 bad = shapes.isin(wrong).to_numpy(dtype=bool)
-                from .readers.text import printable
-
                 shown = shapes[bad].astype(str).map(lambda s: repr(printable(s, 60))).to_numpy(dtype=object)
                 notes = _append(notes, bad, f"{label} ", shown, " is not a launch shape (x, y, z) of positive sizes")
                 table[column] = shapes.mask(bad)
@@ -103,3 +102,12 @@ def _append(notes: pd.Series, mask: np.ndarray, prefix: str, shown: np.ndarray, 
     joined = np.where(current == "", text.to_numpy(dtype=object), current + "; " + text.to_numpy(dtype=object))
     notes.iloc[np.flatnonzero(mask)] = joined
     return notes
+
+
+def invalid_value_notes(table: pd.DataFrame) -> list[str]:
+    """The run-level note for launches left out of the totals, if any (`table` from flag_invalid_values)."""
+    if "_invalid" not in table or not table["_invalid"].any():
+        return []
+    count = int(table.loc[table["_invalid"], "launches"].sum())
+    return [f"{count} launch(es) hold impossible values (a negative counter, a zero or negative time): those values "
+            "are null, and the launches are left out of their kernels' totals (see their status in launches.parquet)"]

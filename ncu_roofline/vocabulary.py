@@ -16,6 +16,8 @@ from dataclasses import dataclass
 PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "fp16", "tensor")
 # Tensor input types Nsight Compute draws a roof for ("fp16" covers FP16 and BF16); dense, never sparse.
 TENSOR_TYPES: tuple[str, ...] = ("tf32", "fp16", "fp8", "int8", "fp4", "fp64")
+# The compute roof a chart draws when the run counted no FLOP at all (the common case for CUDA cores).
+FALLBACK_PRECISION: str = "fp32"
 # Memory levels, farthest from the cores first.
 LEVELS: tuple[str, ...] = ("dram", "l2", "l1")
 
@@ -71,6 +73,20 @@ MEMORY_TERMS: tuple[Term, ...] = tuple(Term(lv, "memory", bytes_column(lv), peak
 TERMS: tuple[Term, ...] = (*COMPUTE_TERMS, *MEMORY_TERMS)
 TERM_BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
 TERM_BY_PEAK: dict[str, Term] = {t.peak: t for t in TERMS}
+
+# The level whose intensity a comparison and a gate follow: main memory, the farthest out.
+AI_OFF_CHIP: str = ai_column(LEVELS[0])
+_DEF_PREFIX = def_column("")
+
+
+def is_def_column(column: str) -> bool:
+    return column.startswith(_DEF_PREFIX)
+
+
+def def_quantity(column: str) -> str:
+    """'bytes_l2' for 'def_bytes_l2'."""
+    return column.removeprefix(_DEF_PREFIX)
+
 
 WORK_COLUMNS: tuple[str, ...] = tuple(t.amount for t in COMPUTE_TERMS)
 TRAFFIC_COLUMNS: tuple[str, ...] = tuple(t.amount for t in MEMORY_TERMS)

@@ -11,6 +11,7 @@ import pytest
 
 from ncu_roofline import analyze
 from ncu_roofline.analysis import SCHEMA_VERSION
+from ncu_roofline.vocabulary import LEVELS, TRAFFIC_COLUMNS, WORK_COLUMNS, ai_column, bytes_column
 
 from conftest import FIXTURES
 
@@ -50,8 +51,29 @@ def test_write_produces_the_documented_files_with_metadata(tmp_path):
     assert launches["launch_id"].dtype == "int64"
 
 
-def test_kernel_ratios_come_from_sums():
-    kernels = analyze(EXAMPLE).kernels
-    for row in kernels.itertuples():
-        assert row.flop_per_s == pytest.approx(row.flop_total / row.time_s)
-        assert row.roofline_fraction == pytest.approx(row.t_sol_s / row.time_s)
+def test_a_kernels_totals_are_the_sums_of_its_launches():
+    """Group amounts are sums of the launches' amounts, and the group's ratios come from those sums.
+
+    The example's two vectorized_elementwise launches form one kernel: if grouping took the first launch, the mean,
+    or a mean of ratios, its row would not match the sums worked out here from the launch table.
+    """
+    result = analyze(EXAMPLE)
+    keys = ["kernel_name", "grid", "block"]
+    amounts = ["time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, "launches"]
+    sums = result.launches.groupby(keys, observed=True)[amounts].sum(min_count=1)
+    kernels = result.kernels.set_index(keys)
+    assert (sums["launches"] > 1).any(), "the example must hold a kernel with several launches"
+    assert len(sums) == len(kernels)
+    for key, expected in sums.iterrows():
+        row = kernels.loc[key]
+        for column in amounts:
+            assert row[column] == pytest.approx(expected[column], nan_ok=True), (key, column)
+        # FLOP/s and AI from the summed amounts: sum(FLOP) / sum(time), sum(FLOP) / sum(bytes)
+        assert row["flop_per_s"] == pytest.approx(expected["flop_total"] / expected["time_s"], nan_ok=True)
+        for level in LEVELS:
+            assert row[ai_column(level)] == pytest.approx(expected["flop_total"] / expected[bytes_column(level)],
+                                                          nan_ok=True), (key, level)
+    by_key = result.launches.set_index(keys)
+    for key in sums.index[sums["launches"] > 1]:
+        # several launches: the group's time exceeds any one of them (a 'first launch' grouping would not)
+        assert kernels.loc[key, "time_s"] > by_key.loc[[key], "time_s"].max()

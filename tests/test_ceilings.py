@@ -10,7 +10,7 @@ import pytest
 
 from ncu_roofline import InputError, analyze
 from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.ceilings import PEAK_COLUMNS
+from ncu_roofline.vocabulary import PEAK_COLUMNS
 from ncu_roofline.collect import collection_metrics
 from ncu_roofline.gpus import match_gpu
 

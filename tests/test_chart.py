@@ -353,7 +353,7 @@ def test_five_thousand_kernels_stay_small_and_render(tmp_path, ctx):
     table = pd.DataFrame(rows)
     table["time_share"] = table["time_s"] / table["time_s"].sum()
     paths = write_chart(roofline_chart(table, ctx), tmp_path, ["vl.json", "png"])
-    assert paths[0].stat().st_size < 2_000_000
+    assert paths[0].stat().st_size < 100_000  # what chart.py promises for 5,000 kernels with long names
     width, height = png_size(paths[1].read_bytes())
     assert width > ROOFLINE_WIDTH_PX and height > ROOFLINE_HEIGHT_PX
     spec = json.loads(paths[0].read_text())

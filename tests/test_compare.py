@@ -367,7 +367,7 @@ def test_chart_arrows_use_head_roofs_and_dram_intensity(comparison):
 
 
 def test_markdown_without_gates(comparison):
-    text = comparison_markdown(comparison)
+    text = comparison_markdown(comparison.kernels, comparison.totals, comparison.info())
     assert "No gates set" in text and "### Gates" not in text
 
 

@@ -172,7 +172,7 @@ def test_table_covers_every_reference_row():
 def test_table_is_cached_and_returns_a_fresh_list():
     first, second = load_gpu_table(), load_gpu_table()
     assert first is not second and first[0] is second[0]
-    assert len(first) == 24
+    assert len(first) == len(tomllib.loads(TABLE_PATH.read_text(encoding="utf-8"))["gpu"])  # every row, none lost
 
 
 # --- names ------------------------------------------------------------------------------------------------------

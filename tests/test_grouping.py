@@ -7,7 +7,7 @@ import pytest
 
 from ncu_roofline.catalogue import load_catalogue
 from ncu_roofline.ceilings import CeilingOptions
-from ncu_roofline.analysis import evaluate
+from ncu_roofline.pipeline import evaluate
 from ncu_roofline.group import filter_nvtx, group_keys, group_launches
 from ncu_roofline.launch_table import finish_launch_table
 

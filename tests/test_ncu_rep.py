@@ -18,9 +18,10 @@ import pytest
 
 from ncu_roofline.errors import InputError
 from ncu_roofline.launch_table import IDENTITY_COLUMNS, metric_columns
-from ncu_roofline.readers import ncu_rep
-from ncu_roofline.readers.ncu_rep import (PASCAL_REFUSED, looks_like_ncu_rep, read_ncu_rep, report_sections,
-                                          scan_report, section_body_metrics)
+from ncu_roofline.readers import ncu_rep, report_container
+from ncu_sections import report_sections, section_body_metrics
+from ncu_roofline.readers.ncu_rep import (PASCAL_REFUSED, looks_like_ncu_rep, read_ncu_rep,
+                                          scan_report)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "ncu-samples"
 ncu_report = pytest.importorskip("ncu_report")
@@ -361,7 +362,7 @@ def test_zstd_without_a_decoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(ncu_rep, "_decompressed", lambda path: NoDecoder())
+    monkeypatch.setattr(report_container, "_decompressed", lambda path: NoDecoder())
     table = read_ncu_rep(packed)
     assert table["process_id"].isna().all() and table["reader_notes"].str.contains("process id").all()
     same = ["kernel_name", "device_name", "grid", "block", "gpu__time_duration.sum"]

@@ -85,7 +85,7 @@ def test_there_are_enough_cases():
 
 @pytest.mark.parametrize("report", REPORTS, ids=[f"{p.parent.name}/{p.name}" for p in REPORTS])
 def test_a_damaged_report_is_read_whole_or_refused_with_its_reason(tmp_path, report):
-    wanted = load_catalogue().wants
+    catalogue = load_catalogue()
     rnd = random.Random(f"{report.parent.name}/{report.name}")  # str seeds hash deterministically
     analysed = False
     outcomes = []
@@ -93,7 +93,7 @@ def test_a_damaged_report_is_read_whole_or_refused_with_its_reason(tmp_path, rep
         path = tmp_path / f"case{index}{report.suffix}"
         path.write_bytes(data)
         try:
-            table = flag_invalid_values(read_file(path, wanted))
+            table = flag_invalid_values(read_file(path, catalogue.wants), catalogue.is_timing)
         except InputError as error:
             line = error.line()
             assert "\n" not in line and line.startswith(str(path)), (kind, line)

@@ -23,7 +23,7 @@ def report(request):
     path = SAMPLES / "cs599k" / "rms_norm_matrix_2025-04-21_v1.ncu-rep"
     if not path.exists():
         pytest.skip("../shared/ncu-samples is not present")
-    from ncu_roofline.readers.ncu_rep import report_sections
+    from ncu_sections import report_sections
 
     context = ncu_report.load_report(str(path))
     actions = [context.range_by_idx(r).action_by_idx(a) for r in range(context.num_ranges())

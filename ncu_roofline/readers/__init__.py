@@ -25,7 +25,7 @@ __all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs"]
 
 def read_file(path: Path, wanted: Callable[[str], bool],
               progress: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """Read one file of any supported form into a LaunchTable."""
+    """Read one file of any supported form into a LaunchTable; `attrs["report"]` says whether it was a report."""
     check_regular_file(path)
     try:
         with open(path, "rb") as handle:
@@ -35,17 +35,23 @@ def read_file(path: Path, wanted: Callable[[str], bool],
     # zip and gzip are not ncu formats, but a file holding them is most likely a packed report: let the report
     # reader say what it is not.
     if looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b")):
-        return check_report_launches(read_ncu_rep(path, wanted=wanted), path)
+        table = check_report_launches(read_ncu_rep(path, wanted=wanted), path)
+        table.attrs["report"] = looks_like_ncu_rep(head)
+        return table
     return read_csv_export(path, wanted, progress)
 
 
 def read_inputs(paths: Iterable[str | Path], wanted: Callable[[str], bool],
                 progress: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """Read every input and return one LaunchTable; metric-split captures are merged first."""
+    """Read every input and return one LaunchTable; metric-split captures are merged first.
+
+    `attrs["report_sources"]` names the binary reports among the sources (their content, not their names, said so).
+    """
     files = expand_paths(paths)
     if not files:
         raise InputError(None, "no input files given")
     tables = [read_file(path, wanted, progress) for path in files]
+    reports = {str(path) for path, table in zip(files, tables) if table.attrs.get("report")}
     captures = _group_metric_split(tables)
     frames = []
     for index, members in enumerate(captures):
@@ -53,6 +59,7 @@ def read_inputs(paths: Iterable[str | Path], wanted: Callable[[str], bool],
         frame["_capture"] = index
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    table.attrs = {"report_sources": reports}
     return table
 
 

@@ -21,7 +21,7 @@ import pyarrow.csv as pacsv
 
 from ..errors import InputError
 from ..launch_table import finish_launch_table
-from ..units import default_unit, unit_factor
+from .units import default_unit, unit_factor
 from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, \
     identity_frame, parse_numbers
 from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line

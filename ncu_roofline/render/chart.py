@@ -22,12 +22,11 @@ import numpy as np
 import pandas as pd
 
 from .files import write_atomic
+from ..vocabulary import DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, ai_column, display, flop_column
 from .names import short_kernel_name
+from .numbers import format_number, format_si  # noqa: F401 (format_si: re-exported)
 from .safe_text import for_chart
 
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
-LEVELS = ("dram", "l2", "l1")
-DISPLAY = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor", "dram": "DRAM", "l2": "L2", "l1": "L1"}
 UNKNOWN_BOUND = "unknown"
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
@@ -78,35 +77,6 @@ class ChartData:
 
 # ---------------------------------------------------------------------------------------------------- formatting
 
-_SI_PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-
-
-def format_si(value: float | None, unit: str) -> str:
-    """`value` with three significant digits and a decimal SI prefix: `format_si(1.56e12, "B/s")` → "1.56 TB/s".
-
-    One formatter for roof labels and tooltips, so a roof and a point that sit together read the same.
-    """
-    if value is None or not math.isfinite(value):
-        return "—"
-    if value == 0:
-        return f"0 {unit}"
-    rounded = float(f"{value:.3g}")  # round first, so 999.96e9 becomes 1.00 T rather than 1000 G
-    exponent = min(max(int(math.floor(math.log10(abs(rounded)) / 3) * 3), -12), 18)
-    mantissa = round(rounded / 10**exponent, 9)
-    decimals = max(0, 2 - int(math.floor(math.log10(abs(mantissa)))))
-    return f"{mantissa:.{decimals}f} {_SI_PREFIXES[exponent]}{unit}"
-
-
-def _format_number(value: float) -> str:
-    """Three significant digits, trailing zeros kept ("2.00", "0.500", "312"), like `format_si`."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    if value == 0 or not 1e-3 <= abs(value) < 1e4:
-        return f"{value:.3g}"
-    decimals = max(0, 2 - int(math.floor(math.log10(abs(value)))))
-    return f"{value:.{decimals}f}"
-
-
 def _format_percent(value: float) -> str:
     return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f} %"
 
@@ -122,8 +92,8 @@ def shared_peaks(kernels: pd.DataFrame) -> dict[str, float]:
     the median is the typical roof and stays robust to a stray launch. Non-positive peaks count as unknown.
     """
     peaks: dict[str, float] = {}
-    for key in PRECISIONS + LEVELS:
-        column = f"peak_flop_per_s_{key}" if key in PRECISIONS else f"peak_bytes_per_s_{key}"
+    for term in TERMS:
+        key, column = term.key, term.peak
         if column not in kernels:
             continue
         values = pd.to_numeric(kernels[column], errors="coerce")
@@ -135,14 +105,15 @@ def shared_peaks(kernels: pd.DataFrame) -> dict[str, float]:
 
 def used_precisions(kernels: pd.DataFrame) -> list[str]:
     """Precisions the run executes (summed `flop_<p>` > 0), in PRECISIONS order."""
-    return [p for p in PRECISIONS if f"flop_{p}" in kernels and pd.to_numeric(kernels[f"flop_{p}"]).sum() > 0]
+    return [p for p in PRECISIONS
+            if flop_column(p) in kernels and pd.to_numeric(kernels[flop_column(p)]).sum() > 0]
 
 
 def _compute_roofs(kernels: pd.DataFrame, peaks: dict[str, float]) -> list[str]:
     """Precision roofs to draw: those with a known peak that the run uses; FP32 alone when none is known to be used."""
     drawn = [p for p in used_precisions(kernels) if p in peaks]
-    if not drawn and "fp32" in peaks:
-        drawn = ["fp32"]
+    if not drawn and FALLBACK_PRECISION in peaks:
+        drawn = [FALLBACK_PRECISION]
     return drawn
 
 
@@ -175,7 +146,7 @@ def _roof_frames(
     rows: list[dict[str, Any]] = []
     labels: list[dict[str, Any]] = []
     for key, peak in compute.items():
-        name = DISPLAY[key]
+        name = display(key)
         label = f"{name} {format_si(peak, 'FLOP/s')}"
         x_start = max(x_lo, peak / steepest) if steepest else x_lo
         for x in (x_start, x_hi):
@@ -184,7 +155,7 @@ def _roof_frames(
         labels.append({"roof": name, "kind": "compute", "label": label, "x": x_hi, "y": peak, "angle": 0.0,
                        "colour": COMPUTE_ROOF_COLOUR})
     for key, bandwidth in memory.items():
-        name = DISPLAY[key]
+        name = display(key)
         label = f"{name} {format_si(bandwidth, 'B/s')}"
         x_start = max(x_lo, y_lo / bandwidth)
         x_end = min(x_hi, top_flop / bandwidth)
@@ -218,7 +189,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
     """
     table = kernels.sort_values("rank", kind="stable").reset_index(drop=True)
     flop_total = pd.to_numeric(table["flop_total"], errors="coerce")
-    has_level = pd.DataFrame({level: _positive(table[f"ai_{level}"]) for level in LEVELS})
+    has_level = pd.DataFrame({level: _positive(table[ai_column(level)]) for level in LEVELS})
     zero_flops = flop_total == 0
     missing = ~zero_flops & ~(_positive(flop_total) & _positive(table["flop_per_s"]) & has_level.any(axis=1))
     drawable = ~zero_flops & ~missing
@@ -229,7 +200,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
     kept = table[on_roofline | in_bars]
     short = [short_kernel_name(for_chart(name), LABEL_MAX_LEN) for name in kept["kernel_name"]]
     bound = kept["bound"].map(lambda b: DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND)
-    label_x = kept[[f"ai_{level}" for level in LEVELS]].where(has_level[on_roofline | in_bars].to_numpy()).max(axis=1)
+    label_x = kept[[ai_column(level) for level in LEVELS]].where(has_level[on_roofline | in_bars].to_numpy()).max(axis=1)
     kernel_rows = pd.DataFrame({
         "rank": kept["rank"].astype(int),
         "label": [f"{rank}. {name}" for rank, name in zip(kept["rank"], short)],
@@ -239,7 +210,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
         "time": [format_si(v, "s") for v in kept["time_s"]],
         "share": [_format_percent(v) for v in kept["time_share"]],
         "performance": [format_si(v, "FLOP/s") for v in kept["flop_per_s"]],
-        **{f"ai_{level}": [_format_number(v) for v in kept[f"ai_{level}"]] for level in LEVELS},
+        **{ai_column(level): [format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
         "bound": bound,
         "fraction": [_format_percent(v) for v in kept["roofline_fraction"]],
         "headroom": [format_si(v, "s") for v in kept["headroom_s"]],
@@ -254,7 +225,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
     points = pd.concat(
         [
             pd.DataFrame({
-                "rank": drawn["rank"].astype(int), "level": DISPLAY[level], "ai": drawn[f"ai_{level}"].astype(float),
+                "rank": drawn["rank"].astype(int), "level": display(level), "ai": drawn[ai_column(level)].astype(float),
                 "flop_per_s": drawn["flop_per_s"].astype(float),
                 "time_share": drawn["time_share"].astype(float).fillna(0.0),  # unknown share: smallest mark
             })[has_level.loc[drawn.index, level].to_numpy()]
@@ -317,8 +288,8 @@ def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, mis
 # (field, title) of each tooltip line; values are preformatted strings except launches.
 _TOOLTIP_FIELDS = (
     ("kernel_name", "kernel"), ("grid_block", "grid × block"), ("launches", "launches"), ("time", "time"),
-    ("share", "time share"), ("performance", "achieved"), ("ai_dram", "AI DRAM (FLOP/B)"),
-    ("ai_l2", "AI L2 (FLOP/B)"), ("ai_l1", "AI L1 (FLOP/B)"), ("bound", "bound"), ("fraction", "roofline fraction"),
+    ("share", "time share"), ("performance", "achieved"),
+    *((ai_column(level), f"AI {display(level)} (FLOP/B)") for level in LEVELS), ("bound", "bound"), ("fraction", "roofline fraction"),
     ("headroom", "headroom"),
 )
 _TOOLTIP = [alt.Tooltip(field, type="quantitative" if field == "launches" else "nominal", title=title)

@@ -17,15 +17,15 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, format_si, write_chart
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
+from ..vocabulary import AI_OFF_CHIP, LEVELS, PEAK_COLUMNS, ai_column
 from .names import short_kernel_name
+from .numbers import format_si
 from .safe_text import for_chart
 
 CHART_STEM = "compare"
 VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
                    "removed": "#9467bd"}
-_PEAK_COLUMNS = ("peak_flop_per_s_fp64", "peak_flop_per_s_fp32", "peak_flop_per_s_fp16", "peak_flop_per_s_tensor",
-                 "peak_bytes_per_s_dram", "peak_bytes_per_s_l2", "peak_bytes_per_s_l1")
 _TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
                    ("match", "match"), ("time", "time"), ("time_change", "time change"), ("performance", "FLOP/s"),
                    ("ai", "AI DRAM (FLOP/B)"), ("fraction", "of roof"), ("bound", "bound"))
@@ -38,11 +38,12 @@ def _roof_frame(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.Da
     so the domain is fitted to the DRAM points this chart draws.
     """
     base = base_kernels.copy()
-    for column in _PEAK_COLUMNS:
+    for column in PEAK_COLUMNS:
         if column in base:
             base[column] = np.nan
     frame = pd.concat([head_kernels, base], ignore_index=True)
-    frame["ai_l2"], frame["ai_l1"] = np.nan, np.nan
+    for level in LEVELS[1:]:
+        frame[ai_column(level)] = np.nan
     frame["rank"] = np.arange(1, len(frame) + 1)
     return frame
 
@@ -52,7 +53,7 @@ def arrow_rows(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
     rows = comparison_kernels.head(top).reset_index(drop=True)
 
     def drawable(side: str) -> pd.Series:
-        ai = pd.to_numeric(rows[f"ai_dram_{side}"], errors="coerce").astype(float)
+        ai = pd.to_numeric(rows[f"{AI_OFF_CHIP}_{side}"], errors="coerce").astype(float)
         perf = pd.to_numeric(rows[f"flop_per_s_{side}"], errors="coerce").astype(float)
         return (np.isfinite(ai) & (ai > 0) & np.isfinite(perf) & (perf > 0)).astype(bool)
 
@@ -73,11 +74,11 @@ def arrow_rows(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
         "time": both("time_s", lambda v: format_si(v, "s")),
         "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
         "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
-        "ai": both("ai_dram", lambda v: "—" if pd.isna(v) else f"{v:.3g}"),
+        "ai": both(AI_OFF_CHIP, lambda v: "—" if pd.isna(v) else f"{v:.3g}"),
         "fraction": both("roofline_fraction", pct),
         "bound": both("bound", lambda v: "—" if pd.isna(v) else str(v)),
-        "x_base": rows["ai_dram_base"].astype(float), "y_base": rows["flop_per_s_base"].astype(float),
-        "x_head": rows["ai_dram_head"].astype(float), "y_head": rows["flop_per_s_head"].astype(float),
+        "x_base": rows[f"{AI_OFF_CHIP}_base"].astype(float), "y_base": rows["flop_per_s_base"].astype(float),
+        "x_head": rows[f"{AI_OFF_CHIP}_head"].astype(float), "y_head": rows["flop_per_s_head"].astype(float),
         "has_base": drawable("base").to_numpy(), "has_head": drawable("head").to_numpy(),
     })
     return frame

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pandas as pd
 from rich.console import Console
@@ -11,28 +11,28 @@ from rich.table import Table
 from rich.text import Text
 
 from .compare_markdown import change_text, launch_shape, signed_pct, signed_points, signed_si
-from .chart import format_si as fmt_si
+from .numbers import format_si as fmt_si
 from .names import short_kernel_name
 from .safe_text import for_terminal
 
-if TYPE_CHECKING:
-    from ..compare import Comparison
+from ..gates import GateResult
 
 VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "dim", "added": "cyan",
                   "removed": "magenta"}
 
 
-def comparison_table(comparison: "Comparison", *, top: int = 10) -> Table:
-    base_label, head_label = comparison.labels
-    time = comparison.totals.loc["time_s"]
+def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[str, str], *,
+                     top: int = 10) -> Table:
+    base_label, head_label = labels
+    time = totals.loc["time_s"]
     title = (f"{base_label} → {head_label}: GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
-             f"({signed_pct(time['change_pct'])}) — top {min(top, len(comparison.kernels))} by time change")
+             f"({signed_pct(time['change_pct'])}) — top {min(top, len(kernels))} by time change")
     table = Table(title=escape(for_terminal(title)), header_style="bold")
     for name, justify in (("kernel", "left"), ("grid×block", "left"), ("verdict", "left"), ("base", "right"),
                           ("head", "right"), ("Δ time", "right"), ("Δ FLOP/s", "right"), ("Δ of roof", "right"),
                           ("bound", "left"), ("match", "left")):
         table.add_column(name, justify=justify, no_wrap=True, max_width=40 if name == "kernel" else None)
-    for row in comparison.kernels.head(top).itertuples(index=False):
+    for row in kernels.head(top).itertuples(index=False):
         side = "base" if row.verdict == "removed" else "head"
         shape = launch_shape(getattr(row, f"grid_{side}"), getattr(row, f"block_{side}"))
         bound = change_text(row.bound_base, row.bound_head)
@@ -51,10 +51,10 @@ def comparison_table(comparison: "Comparison", *, top: int = 10) -> Table:
     return table
 
 
-def gate_lines(comparison: "Comparison") -> list[str]:
+def gate_lines(gates: list[GateResult]) -> list[str]:
     """One rich-markup line per gate, then the overall outcome."""
     lines = []
-    for result in comparison.gates:
+    for result in gates:
         gate = result.gate
         mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]" if result.judged \
             else "[bold red]NOT CHECKED[/]"
@@ -67,15 +67,17 @@ def gate_lines(comparison: "Comparison") -> list[str]:
             detail = ": " + ", ".join(names) + (f" and {len(result.failures) - 3} more"
                                                 if len(result.failures) > 3 else "")
         lines.append(f"{mark} {escape(for_terminal(gate.text))} ({scope}){escape(detail)}")
-    if comparison.gates:
-        failed = sum(not r.passed for r in comparison.gates)
+    if gates:
+        failed = sum(not r.passed for r in gates)
         lines.append("[bold red]gates failed[/]" if failed else "[green]all gates passed[/]")
     return lines
 
 
-def print_comparison(comparison: "Comparison", *, top: int = 10, console: Console | None = None) -> None:
+def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10,
+                     console: Console | None = None) -> None:
+    """The table of the kernels that moved most, then one line per gate; `info` is `Comparison.info()`."""
     console = console or Console()
     if top:
-        console.print(comparison_table(comparison, top=top))
-    for line in gate_lines(comparison):
+        console.print(comparison_table(kernels, totals, info["labels"], top=top))
+    for line in gate_lines(info["gates"]):
         console.print(line, highlight=False)

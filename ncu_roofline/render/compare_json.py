@@ -4,38 +4,41 @@ the Markdown. Deterministic: sorted keys, rows in the comparison's order, floats
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pandas as pd
+
+from ..gates import GateResult
 from .jsonout import JSON_SCHEMA_VERSION, clean, records
-
-if TYPE_CHECKING:
-    from ..compare import Comparison
-    from ..gates import GateResult
 
 COMPARE_KIND = "comparison"
 
 
-def comparison_payload(comparison: "Comparison", *, top: int | None = None) -> dict[str, Any]:
-    """The JSON document as Python data; `top` keeps only the first rows (largest changes)."""
-    kernels = comparison.kernels if top is None else comparison.kernels.head(top)
-    base_label, head_label = comparison.labels
+def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *,
+                       top: int | None = None) -> dict[str, Any]:
+    """The JSON document as Python data; `top` keeps only the first rows (largest changes).
+
+    `info` is `Comparison.info()`: labels, both runs' metadata, options, warnings, gates, passed, counts.
+    """
+    shown = kernels if top is None else kernels.head(top)
+    base_label, head_label = info["labels"]
     return {
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": COMPARE_KIND,
-        "base": {"label": base_label, "metadata": comparison.base.metadata()},
-        "head": {"label": head_label, "metadata": comparison.head.metadata()},
-        "options": comparison.options,
-        "warnings": list(comparison.warnings),
-        "passed": comparison.passed,
-        "counts": comparison.counts(),
+        "base": {"label": base_label, "metadata": info["base_metadata"]},
+        "head": {"label": head_label, "metadata": info["head_metadata"]},
+        "options": info["options"],
+        "warnings": list(info["warnings"]),
+        "passed": info["passed"],
+        "counts": info["counts"],
         "totals": {metric: {k: clean(v) for k, v in row.items()}
-                   for metric, row in comparison.totals.to_dict(orient="index").items()},
-        "gates": [gate_record(result) for result in comparison.gates],
-        "kernels": records(kernels, tuple(kernels.columns)),
+                   for metric, row in totals.to_dict(orient="index").items()},
+        "gates": [gate_record(result) for result in info["gates"]],
+        "kernels": records(shown, tuple(shown.columns)),
     }
 
 
-def gate_record(result: "GateResult") -> dict[str, Any]:
+def gate_record(result: GateResult) -> dict[str, Any]:
     gate = result.gate
     return {
         "expression": gate.text, "scope": gate.scope, "metric": gate.metric, "op": gate.op,
@@ -45,5 +48,7 @@ def gate_record(result: "GateResult") -> dict[str, Any]:
     }
 
 
-def comparison_json(comparison: "Comparison", *, top: int | None = None) -> str:
-    return json.dumps(comparison_payload(comparison, top=top), indent=1, sort_keys=True, allow_nan=False) + "\n"
+def comparison_json(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *,
+                    top: int | None = None) -> str:
+    payload = comparison_payload(kernels, totals, info, top=top)
+    return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

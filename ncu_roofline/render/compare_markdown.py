@@ -7,18 +7,17 @@ then the kernels that moved most, then what appeared or disappeared. Same helper
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pandas as pd
 
-from .chart import format_si as fmt_si  # rounds before choosing a prefix: never '1e+03 ns'
-from .markdown import _cell, _pct
+from .numbers import cell as _cell
+from .numbers import format_si as fmt_si
+from .numbers import pct as _pct
 from .names import short_kernel_name
 from .safe_text import for_markdown_code, for_terminal
 
-if TYPE_CHECKING:
-    from ..compare import Comparison
-    from ..gates import GateResult
+from ..gates import GateResult
 
 VERDICT_MARKS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "neutral": "⚪ neutral",
                  "added": "🆕 added", "removed": "➖ removed"}
@@ -60,7 +59,7 @@ def kernel_label(name: object, grid: object, block: object) -> str:
     return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
 
 
-def gate_outcome(result: "GateResult") -> str:
+def gate_outcome(result: GateResult) -> str:
     if result.passed:
         return "✅ pass"
     if not result.judged:
@@ -68,13 +67,14 @@ def gate_outcome(result: "GateResult") -> str:
     return "❌ fail"
 
 
-def comparison_markdown(comparison: "Comparison", *, top: int = 10) -> str:
-    base_label, head_label = comparison.labels
-    lines = ["## ncu-roofline compare", "", _headline(comparison), "",
+def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10) -> str:
+    """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...)."""
+    base_label, head_label = info["labels"]
+    lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
              f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
-             f"Ceilings: {_sources(comparison)}. Min time: {fmt_si(float(comparison.options.get('min_time_s', 0)), 's')}.",
+             f"Ceilings: {for_terminal(', '.join(info['ceiling_sources']) or 'none')}. "
+             f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}.",
              "", "| total | base | head | change |", "|---|---:|---:|---:|"]
-    totals = comparison.totals
     for metric, label, unit in _TOTAL_ROWS:
         row = totals.loc[metric]
         if unit is None:
@@ -86,43 +86,36 @@ def comparison_markdown(comparison: "Comparison", *, top: int = 10) -> str:
                      f"{signed_si(row['change'], unit)} ({signed_pct(row['change_pct'])})")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
-    if comparison.warnings:
-        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in comparison.warnings]
-    lines += _gate_section(comparison)
-    lines += _kernel_section(comparison, top)
-    lines += _added_removed_section(comparison)
+    if info["warnings"]:
+        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
+    lines += _gate_section(info["gates"])
+    lines += _kernel_section(kernels, top)
+    lines += _added_removed_section(kernels)
     return "\n".join(lines) + "\n"
 
 
-def _headline(comparison: "Comparison") -> str:
-    counts = comparison.counts()
+def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
+    counts = info["counts"]
     tally = ", ".join(f"{counts[v]} {v}" for v in ("regression", "improvement", "neutral", "added", "removed")
                       if counts[v])
-    if not comparison.gates:
+    gates = info["gates"]
+    if not gates:
         outcome = "No gates set"
-    elif comparison.passed:
-        outcome = f"✅ **All {len(comparison.gates)} gates passed**"
+    elif info["passed"]:
+        outcome = f"✅ **All {len(gates)} gates passed**"
     else:
-        failed = sum(not r.passed for r in comparison.gates)
-        outcome = f"❌ **{failed} of {len(comparison.gates)} gates failed**"
-    time = comparison.totals.loc["time_s"]
+        failed = sum(not r.passed for r in gates)
+        outcome = f"❌ **{failed} of {len(gates)} gates failed**"
+    time = totals.loc["time_s"]
     return (f"{outcome}. GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
             f"({signed_pct(time['change_pct'])}). Kernels: {tally or 'none'}.")
 
 
-def _sources(comparison: "Comparison") -> str:
-    found = set()
-    for analysis in (comparison.base, comparison.head):
-        if "ceiling_source" in analysis.kernels:
-            found |= set(analysis.kernels["ceiling_source"].dropna().astype(str))
-    return ", ".join(sorted(found)) or "none"
-
-
-def _gate_section(comparison: "Comparison") -> list[str]:
-    if not comparison.gates:
+def _gate_section(gates: list[GateResult]) -> list[str]:
+    if not gates:
         return []
     lines = ["", "### Gates", "", "| gate | scope | result | checked | failing |", "|---|---|---|---:|---|"]
-    for result in comparison.gates:
+    for result in gates:
         gate = result.gate
         failing = []
         for failure in result.failures[:5]:
@@ -133,7 +126,8 @@ def _gate_section(comparison: "Comparison") -> list[str]:
             failing.append(f"{where} {value}")
         if len(result.failures) > 5:
             failing.append(f"and {len(result.failures) - 5} more")
-        lines.append(f"| {for_markdown_code(gate.text, table_cell=True)} | {'per kernel' if gate.scope == 'kernel' else 'totals'} | "
+        lines.append(f"| {for_markdown_code(gate.text, table_cell=True)} | "
+                     f"{'per kernel' if gate.scope == 'kernel' else 'totals'} | "
                      f"{gate_outcome(result)} | {result.checked} | {'; '.join(failing) or '—'} |")
     return lines
 
@@ -146,8 +140,8 @@ def _signed_value(metric: str, value: float) -> str:
     return signed_si(value, unit)
 
 
-def _kernel_section(comparison: "Comparison", top: int) -> list[str]:
-    matched = comparison.kernels[comparison.kernels["match"].notna()].head(top)
+def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
+    matched = kernels[kernels["match"].notna()].head(top)
     if not len(matched):
         return []
     lines = ["", f"### Top {len(matched)} kernels by time change", "",
@@ -177,8 +171,7 @@ def change_text(before: object, after: object) -> str:
     return a if a == b else f"{b} → {a}"
 
 
-def _added_removed_section(comparison: "Comparison") -> list[str]:
-    kernels = comparison.kernels
+def _added_removed_section(kernels: pd.DataFrame) -> list[str]:
     lines: list[str] = []
     for verdict, side in (("added", "head"), ("removed", "base")):
         rows = kernels[kernels["verdict"] == verdict]

@@ -4,39 +4,41 @@ one set (render/output_set.py)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
+import pandas as pd
+
+from .chart import ChartContext, chart_payloads
+from .compare_chart import CHART_STEM, compare_chart
+from .compare_json import comparison_json
 from .files import prepare_outdir
 from .output_set import OutputSet
 from .parquet import parquet_bytes
 
-if TYPE_CHECKING:
-    from ..compare import Comparison
-
 OUTPUT_NAMES = ("compare.parquet", "compare.json", "compare.vl.json", "compare.html")
 
 
-def write_comparison(comparison: "Comparison", outdir: Path, *, top: int = 20) -> list[Path]:
-    """Write the comparison's files into `outdir` and return their paths, in the order written."""
-    inputs = [Path(f.path) for f in (*comparison.base.inputs, *comparison.head.inputs)]
+def write_comparison(outdir: Path, *, kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any],
+                     base_kernels: pd.DataFrame, head_kernels: pd.DataFrame, ctx: ChartContext,
+                     inputs: list[Path]) -> list[Path]:
+    """Write the comparison's files into `outdir` and return their paths, in the order written.
+
+    `info` is `Comparison.info()`; `ctx.inputs` names the two runs; `inputs` are never written over.
+    """
     with OutputSet(inputs) as outputs:
-        stage_comparison(comparison, outdir, outputs, top=top)
+        stage_comparison(outdir, outputs, kernels=kernels, totals=totals, info=info, base_kernels=base_kernels,
+                         head_kernels=head_kernels, ctx=ctx, inputs=inputs)
         return outputs.commit()
 
 
-def stage_comparison(comparison: "Comparison", outdir: Path, outputs: OutputSet, *, top: int = 20) -> None:
-    from .chart import ChartContext, chart_payloads
-    from .compare_chart import CHART_STEM, compare_chart
-    from .compare_json import comparison_json
-
-    payloads = {"compare.parquet": parquet_bytes(comparison.kernels, comparison.metadata()),
-                "compare.json": comparison_json(comparison).encode()}
-    head_ctx = comparison.head.chart_context(top)
-    ctx = ChartContext(gpu=head_ctx.gpu, ceiling_source=head_ctx.ceiling_source, clock=head_ctx.clock,
-                       inputs=[Path(label).name or label for label in comparison.labels], top=top)
-    chart = compare_chart(comparison.kernels, base_kernels=comparison.base.kernels,
-                          head_kernels=comparison.head.kernels, ctx=ctx)
+def stage_comparison(outdir: Path, outputs: OutputSet, *, kernels: pd.DataFrame, totals: pd.DataFrame,
+                     info: dict[str, Any], base_kernels: pd.DataFrame, head_kernels: pd.DataFrame, ctx: ChartContext,
+                     inputs: list[Path]) -> None:
+    """Render the comparison's files, then stage them in `outputs` (nothing is in place before its commit)."""
+    payloads = {"compare.parquet": parquet_bytes(kernels, info["metadata"]),
+                "compare.json": comparison_json(kernels, totals, info).encode()}
+    chart = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
     payloads.update(chart_payloads(chart, ("vl.json", "html"), stem=CHART_STEM))
-    prepare_outdir(outdir, [Path(f.path) for f in (*comparison.base.inputs, *comparison.head.inputs)])
+    prepare_outdir(outdir, inputs)
     for name, payload in payloads.items():
         outputs.stage(outdir / name, payload)

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..vocabulary import TERMS, UNITS
 from .names import short_kernel_name
+from .numbers import format_si as fmt_si
 from .safe_text import for_terminal
-
-
-def fmt_si(value: float, unit: str) -> str:
-    """1.23e12 -> '1.23 T' + unit; '—' for unknown."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return "—"
-    value = float(f"{float(value):.3g}")  # round first, so the prefix follows the printed digits
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""),
-                           (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "") -> Table:
@@ -68,10 +57,7 @@ def gpu_table(rows: list[dict]) -> Table:
             return fmt_si(float(value), unit) if value is not None else "—"
 
         table.add_row(str(row.get("name")), str(row.get("compute_capability") or "—"),
-                      roof("peak_flop_per_s_fp64", "FLOP/s"), roof("peak_flop_per_s_fp32", "FLOP/s"),
-                      roof("peak_flop_per_s_fp16", "FLOP/s"), roof("peak_flop_per_s_tensor", "FLOP/s"),
-                      roof("peak_bytes_per_s_dram", "B/s"), roof("peak_bytes_per_s_l2", "B/s"),
-                      roof("peak_bytes_per_s_l1", "B/s"))
+                      *(roof(t.peak, UNITS[t.kind]) for t in TERMS))
     return table
 
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-if TYPE_CHECKING:
-    from ..analysis import Analysis
+from ..vocabulary import AI_COLUMNS
 
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
-                 "flop_total", "flop_per_s", "ai_dram", "ai_l2", "ai_l1", "bound", "roofline_fraction", "t_sol_s",
+                 "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
                  "headroom_s", "ceiling_source", "status")
 
 
@@ -33,18 +32,20 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
     return [{f: clean(v) for f, v in zip(present, row)} for row in frame[present].itertuples(index=False)]
 
 
-def analysis_json(analysis: "Analysis", *, top: int | None = None) -> str:
-    kernels = analysis.kernels if top is None else analysis.kernels.head(top)
+def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
+                  top: int | None = None) -> str:
+    """The analysis summary: totals over all kernels, then the first `top` ranked kernels."""
+    shown = kernels if top is None else kernels.head(top)
     payload = {
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": "analysis",
-        "metadata": analysis.metadata(),
+        "metadata": metadata,
         "totals": {
-            "kernels": int(len(analysis.kernels)),
-            "launches": int(analysis.launches["launches"].sum()) if len(analysis.launches) else 0,
-            "time_s": clean(float(analysis.kernels["time_s"].sum())),
-            "headroom_s": clean(float(analysis.kernels["headroom_s"].sum())),
+            "kernels": int(len(kernels)),
+            "launches": int(launches["launches"].sum()) if len(launches) else 0,
+            "time_s": clean(float(kernels["time_s"].sum())),
+            "headroom_s": clean(float(kernels["headroom_s"].sum())),
         },
-        "kernels": records(kernels, KERNEL_FIELDS),
+        "kernels": records(shown, KERNEL_FIELDS),
     }
     return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

@@ -1,0 +1,64 @@
+"""The roofline pipeline on raw metric tables: derive -> ceilings -> speed of light, and the refusal check.
+
+Pure functions over DataFrames: the façade (analysis.py) reads, calls these for launches and for kernel groups,
+then ranks. Nothing here knows file formats or outputs.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .catalogue import Catalogue
+from .ceilings import CeilingOptions, attach_ceilings
+from .derive import derive_quantities
+from .errors import InputError
+from .launch_table import IDENTITY_COLUMNS
+from .rank import speed_of_light
+from .status import StatusNotes
+from .vocabulary import TRAFFIC_COLUMNS, WORK_COLUMNS
+
+COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
+                "`ncu-roofline metrics` for the --metrics list")
+COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+
+
+def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions) -> pd.DataFrame:
+    """Derived quantities, roofs and speed of light for rows of raw metrics (launches or kernel groups)."""
+    notes = StatusNotes(len(frame))
+    if "reader_notes" in frame:
+        notes.add_column(frame["reader_notes"])
+    if "_excluded" in frame:  # kernel groups: launches left out of the totals for an impossible value
+        excluded = frame["_excluded"].to_numpy(dtype="int64")
+        texts = pd.Series(excluded).astype(str) + " of " + frame["launches"].astype("int64").astype(str).to_numpy() \
+            + " launches left out of the totals (invalid values, see launches.parquet)"
+        notes.add_column(texts.where(excluded > 0, ""))
+    derived = derive_quantities(frame, catalogue, notes)
+    notes.add(derived[list(COUNTED)].isna().all(axis=1).to_numpy(), COLLECT_HINT)
+    peaks = attach_ceilings(frame, derived, catalogue, options, notes)
+    values = pd.concat([derived, peaks], axis=1)
+    sol = speed_of_light(values, notes)
+    result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
+                        values, sol], axis=1)
+    result["status"] = notes.render().to_numpy()
+    return result
+
+
+def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, reports: set[str]) -> None:
+    """A CSV export that holds no work or traffic counter at all cannot give a roofline: say what to collect.
+
+    One counter is enough to be analysed (a part of a metric-split capture, say): its launches then name what else
+    is missing. Binary reports (`reports`: their source names, as the readers said) always load, since they hold
+    everything else ncu showed.
+    """
+    for source, rows in raw.groupby("source_file", sort=True):
+        present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
+                         and rows[c].notna().any())
+        if source in reports or any(catalogue.counts_work(name, COUNTED) for name in present):
+            continue
+        from .collect import metrics_flag
+
+        held = f"it holds only {', '.join(present)}" if present else "it holds none of the metrics used"
+        ccs = rows["compute_capability"].dropna().unique()
+        cc = float(ccs[0]) if len(ccs) == 1 else None
+        raise InputError(source, f"no roofline metrics: the FLOP and byte counters are missing ({held}); "
+                                 f"collect them with: ncu {metrics_flag(catalogue, cc)} --csv --page raw ...")

@@ -1,0 +1,48 @@
+"""How every renderer writes numbers and table cells: one formatter, so the terminal, Markdown, JSON-side labels
+and charts of analyze and compare all read the same ("2.00 TFLOP/s", "—" for unknown)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+_SI_PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def format_si(value: float | None, unit: str) -> str:
+    """`value` with three significant digits and a decimal SI prefix: `format_si(1.56e12, "B/s")` → "1.56 TB/s".
+
+    One formatter for roof labels and tooltips, so a roof and a point that sit together read the same.
+    """
+    if value is None or pd.isna(value) or not math.isfinite(value):
+        return "—"
+    value = float(value)
+    if value == 0:
+        return f"0 {unit}"
+    rounded = float(f"{value:.3g}")  # round first, so 999.96e9 becomes 1.00 T rather than 1000 G
+    exponent = min(max(int(math.floor(math.log10(abs(rounded)) / 3) * 3), -12), 18)
+    mantissa = round(rounded / 10**exponent, 9)
+    decimals = max(0, 2 - int(math.floor(math.log10(abs(mantissa)))))
+    return f"{mantissa:.{decimals}f} {_SI_PREFIXES[exponent]}{unit}"
+
+
+def format_number(value: float) -> str:
+    """Three significant digits, trailing zeros kept ("2.00", "0.500", "312"), like `format_si`."""
+    if value is None or pd.isna(value) or not math.isfinite(value):
+        return "—"
+    if value == 0 or not 1e-3 <= abs(value) < 1e4:
+        return f"{value:.3g}"
+    decimals = max(0, 2 - int(math.floor(math.log10(abs(value)))))
+    return f"{value:.{decimals}f}"
+
+
+
+def pct(value: float) -> str:
+    """A share or fraction as a percentage with one decimal: 0.123 -> '12.3%'; '—' for unknown."""
+    return "—" if pd.isna(value) else f"{value:.1%}"
+
+
+def cell(text: object) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")

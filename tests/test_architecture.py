@@ -1,0 +1,230 @@
+"""The shape of the house, checked by reading the source (ast), so that it cannot quietly decay.
+
+- Layers only import downward: base helpers -> readers -> pipeline -> render -> façade -> CLI, with no import
+  circle, lazy imports inside functions included.
+- The vocabulary module is the only place a level, precision or roof column is spelled.
+- No ncu metric name outside `readers/` (metric formulas are data in `metrics/`).
+- No module over 500 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from ncu_roofline import vocabulary
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ncu_roofline"
+
+# Lowest first. A module may import its own layer and the ones below, never one above.
+LAYERS: dict[str, int] = {
+    **dict.fromkeys(("errors", "vocabulary", "launch_table", "metric_names", "units", "status", "version"), 0),
+    "readers": 1,
+    **dict.fromkeys(("catalogue", "derive", "ceilings", "gpus", "rank", "group", "pipeline", "collect", "gates",
+                     "user_ceilings", "validity"), 2),
+    "render": 3,
+    **dict.fromkeys(("analysis", "compare", "__init__"), 4),
+    **dict.fromkeys(("cli", "cli_progress"), 5),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts)
+
+
+def layer(module: str) -> int:
+    head = module.split(".")[0]
+    if head not in LAYERS:
+        raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in {Path(__file__).name}")
+    return LAYERS[head]
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports(path: Path) -> set[str]:
+    """Modules of the package that `path` imports anywhere (top level or inside functions), package-relative."""
+    known = modules()
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    if path.name == "__init__.py":
+        package = here[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "ncu_roofline":
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            for alias in node.names:  # `from . import analyze` may name a module or a name in one
+                candidate = ".".join([*target, alias.name])
+                if candidate in known or f"{candidate}.__init__" in known:
+                    found.add(candidate)
+                else:
+                    found.add(".".join(target) or "__init__")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "ncu_roofline":
+                    found.add(".".join(alias.name.split(".")[1:]) or "__init__")
+    return {name.removesuffix(".__init__") if name != "__init__" else name for name in found}
+
+
+def test_layers_only_import_downward():
+    wrong = []
+    for name, path in modules().items():
+        if name.endswith("__init__") and name != "__init__":
+            name = name.removesuffix(".__init__")
+        for target in imports(path):
+            if layer(target) > layer(name):
+                wrong.append(f"{name} (layer {layer(name)}) imports {target} (layer {layer(target)})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_circle():
+    graph = {}
+    for name, path in modules().items():
+        graph[name.removesuffix(".__init__") or "__init__"] = imports(path)
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(node: str, trail: list[str]) -> bool:
+        state[node] = 1
+        for target in sorted(graph.get(target_key(node), set())):
+            target = target_key(target)
+            if state.get(target) == 1:
+                cycle.extend([*trail, node, target])
+                return True
+            if state.get(target) is None and visit(target, [*trail, node]):
+                return True
+        state[node] = 2
+        return False
+
+    def target_key(name: str) -> str:
+        return name if name in graph else f"{name}.__init__" if f"{name}.__init__" in graph else name
+
+    for start in sorted(graph):
+        if state.get(start) is None and visit(start, []):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_the_layer_check_sees_lazy_relative_imports(monkeypatch, tmp_path):
+    """A render module that imported the façade inside a function would be caught: the checker reads function bodies
+    and resolves `..` against the module's package."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from ..analysis import Analysis\n    return Analysis\n")
+    monkeypatch.setattr(__import__(__name__), "module_name", lambda path: "render.probe")
+    found = imports(probe)
+    assert "analysis" in found and layer("analysis") > layer("render.probe")
+
+
+# ---------------------------------------------------------------------------------------------- vocabulary
+
+def _spelled_names() -> set[str]:
+    """Every column or term name the vocabulary defines (and the short level/precision keys)."""
+    names = set(vocabulary.RESULT_COLUMNS) | set(vocabulary.PEAK_COLUMNS) | set(vocabulary.DEF_COLUMNS)
+    names |= {vocabulary.tensor_flop_column(t) for t in vocabulary.TENSOR_TYPES}
+    names |= {vocabulary.tensor_peak_column(t) for t in vocabulary.TENSOR_TYPES}
+    names -= {"time_s", "status", "bound", "ceiling_source", "flop_total", "flop_per_s", "t_sol_s",
+              "roofline_fraction", "headroom_s"}  # generic result names, not per level/precision
+    return names
+
+
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    """String literals and the literal parts of f-strings, docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+
+
+PER_NAME = re.compile(r"^(flop|bytes|ai|peak_flop_per_s|peak_bytes_per_s|def)_")
+
+
+def test_only_the_vocabulary_spells_level_precision_and_roof_columns():
+    names = _spelled_names()
+    found = []
+    for name, path in modules().items():
+        if name in ("vocabulary",):
+            continue
+        for line, text in _string_constants(path):
+            if text in names or PER_NAME.match(text) and text.rstrip("_") in {"flop", "bytes", "ai", "def",
+                                                                                "peak_flop_per_s",
+                                                                                "peak_bytes_per_s"}:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r}")
+    assert not found, "spell these through ncu_roofline.vocabulary:\n" + "\n".join(found)
+
+
+def test_a_new_level_needs_no_change_outside_the_vocabulary(tmp_path):
+    """A scratch copy of the package with one more memory level in `vocabulary.LEVELS` and nothing else changed:
+    the analysis, its files and summaries carry the new level's columns (null, with a status saying no definition
+    applies), and the existing columns keep their values."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(PACKAGE, tmp_path / "ncu_roofline", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE.parent / "metrics", tmp_path / "metrics")
+    vocab = tmp_path / "ncu_roofline" / "vocabulary.py"
+    text = vocab.read_text(encoding="utf-8")
+    assert 'LEVELS: tuple[str, ...] = ("dram", "l2", "l1")' in text
+    vocab.write_text(text.replace('LEVELS: tuple[str, ...] = ("dram", "l2", "l1")',
+                                  'LEVELS: tuple[str, ...] = ("dram", "l2", "l1", "l0")'), encoding="utf-8")
+    example = PACKAGE.parent / "fixtures" / "example_h100_raw.csv"
+    script = (
+        "import json, sys; import ncu_roofline; from ncu_roofline import analyze\n"
+        f"assert ncu_roofline.__file__.startswith({str(tmp_path)!r})\n"
+        f"r = analyze({str(example)!r}); r.write({str(tmp_path / 'out')!r}); r.markdown()\n"
+        "k = r.kernels.sort_values('kernel_name')\n"
+        "print(json.dumps({'columns': list(k.columns), 'l0': bool(k['bytes_l0'].isna().all() and k['ai_l0'].isna().all()"
+        " and k['peak_bytes_per_s_l0'].isna().all()), 'status': bool(k['status'].str.contains('missing bytes_l0').all()),"
+        " 'ai_dram': k['ai_dram'].tolist(), 'time': k['time_s'].tolist()}))\n")
+    done = subprocess.run([sys.executable, "-P", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    from ncu_roofline import analyze
+
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    for column in ("bytes_l0", "ai_l0", "peak_bytes_per_s_l0", "def_bytes_l0"):
+        assert column in got["columns"], column
+    assert got["l0"] and got["status"]
+    normal = analyze(example).kernels.sort_values("kernel_name")
+    assert got["time"] == normal["time_s"].tolist()
+    assert got["ai_dram"] == pytest.approx(normal["ai_dram"].tolist(), nan_ok=True)
+    assert (tmp_path / "out" / "roofline.vl.json").is_file()
+
+
+# ------------------------------------------------------------------------------------------- metric names
+
+METRIC = re.compile(r"[a-z0-9]+__[a-z0-9_]+")
+
+
+def test_no_ncu_metric_name_outside_readers_and_metrics():
+    found = []
+    for name, path in modules().items():
+        if name.startswith("readers") or name == "metric_names":
+            continue
+        for line, text in _string_constants(path):
+            if METRIC.search(text):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r}")
+    assert not found, "metric names belong in metrics/ (data) or readers/:\n" + "\n".join(found)
+
+
+# ------------------------------------------------------------------------------------------------- sizes
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_over_500_lines(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= 500, f"{path.name} has {lines} lines"
