@@ -42,6 +42,9 @@ class Analysis:
     inputs: list[InputFile]
     options: dict[str, object] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # run-level remarks for the user (a file given twice, ...)
+    # `analyze --points`: the points on this run's roofs, and which kernel group (rank) each one names.
+    model_points: pd.DataFrame | None = None
+    model_pairs: pd.DataFrame | None = None
 
     def metadata(self) -> dict[str, str]:
         """File metadata for every artifact: deterministic (no timestamps)."""
@@ -60,7 +63,8 @@ class Analysis:
         """The hierarchical roofline as an Altair chart (notebooks display it as is)."""
         from .render.chart import roofline_chart
 
-        return roofline_chart(self.kernels, self.chart_context(top))
+        return roofline_chart(self.kernels, self.chart_context(top), model_points=self.model_points,
+                              model_pairs=self.model_pairs)
 
     def chart_context(self, top: int = 20):
         from .render.chart import ChartContext
@@ -87,13 +91,14 @@ class Analysis:
         from .render.outputs import write_outputs
 
         return write_outputs(Path(outdir), launches=self.launches, kernels=self.kernels, metadata=self.metadata(),
-                             ctx=self.chart_context(top), inputs=self.input_paths, formats=formats)
+                             ctx=self.chart_context(top), inputs=self.input_paths, formats=formats,
+                             model_points=self.model_points, model_pairs=self.model_pairs)
 
     def json(self, *, top: int | None = None) -> str:
         """The JSON summary (docs/json-schema.md)."""
         from .render.jsonout import analysis_json
 
-        return analysis_json(self.kernels, self.launches, self.metadata(), top=top)
+        return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points)
 
     def markdown(self, *, top: int = 10) -> str:
         """The Markdown summary for CI step summaries and pull-request comments."""
@@ -103,11 +108,22 @@ class Analysis:
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
-            clock: str = "measured", group_by_nvtx: bool = False, nvtx_include: str | None = None,
-            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None) -> Analysis:
-    """Analyse ncu exports or reports: one Analysis for all the inputs together."""
+            clock: str = "measured", group_by_nvtx: bool = False, group_by_op: bool = False,
+            nvtx_include: str | None = None,
+            catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
+            points: str | Path | None = None) -> Analysis:
+    """Analyse ncu exports or reports: one Analysis for all the inputs together.
+
+    `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
+    model columns (model/match.py). `group_by_op`: kernel groups are PyTorch operators read from
+    `emit_nvtx()` ranges (torch_ranges.py), forward and backward apart."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    model_input = None
+    if points is not None:
+        from .model.points import read_points
+
+        model_input = read_points(points)  # a malformed points file fails before large inputs are read
     if clock not in {"measured", "max"}:
         raise InputError(None, f"--clock must be 'measured' or 'max', not {clock!r}")
     catalogue = catalogue or load_catalogue()
@@ -131,15 +147,30 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     refuse_without_roofline_metrics(read, catalogue, reports)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
-    kernel_values = evaluate(group_launches(raw, group_keys(group_by_nvtx)), catalogue, options)
+    if group_by_op:
+        from .torch_ranges import group_by_op as relabel_by_op
+
+        kernel_raw = group_launches(relabel_by_op(raw), group_keys(False))
+    else:
+        kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
+    kernel_values = evaluate(kernel_raw, catalogue, options)
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    model_points = model_pairs = None
+    if model_input is not None:
+        from .model.match import match_pairs, model_columns, place_on_run
+
+        model_pairs = match_pairs(model_input, kernels)
+        kernels = model_columns(kernels, model_input, model_pairs)
+        model_points = place_on_run(model_input, kernels, model_pairs)
     return Analysis(
         launches=launch_table, kernels=kernels,
         inputs=digests(),
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
-                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include},
-        notes=notes,
+                 "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include,
+                 **({"group_by_op": True} if group_by_op else {}),
+                 **({"points": str(points)} if points is not None else {})},
+        notes=notes, model_points=model_points, model_pairs=model_pairs,
     )
 
 

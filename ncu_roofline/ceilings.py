@@ -19,11 +19,14 @@ from .catalogue import Catalogue, Columns, as_columns
 from .derive import pick_definition
 from .errors import InputError
 from .status import StatusNotes
-from .vocabulary import PEAK_COLUMNS, TERM_BY_PEAK, TERMS, def_column, display
+from .vocabulary import (ROOF_COLUMNS, TENSOR_PEAK_COLUMNS, TENSOR_TERMS, TERM_BY_KEY, TERMS,
+                         def_column, display, tensor_peak_column)
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.
 _OFF_CHIP = next(t for t in TERMS if t.kind == "memory" and not t.sm_clocked)
+_TERM_OF_ROOF = {t.peak: t for t in (*TERMS, *TENSOR_TERMS)}
+_TENSOR_PIPE = TERM_BY_KEY["tensor"]
 
 
 @dataclass(frozen=True)
@@ -34,20 +37,23 @@ class CeilingOptions:
     clock: str = "measured"  # or "max"
     # Device name -> its table row, or why there is none: resolved once per analysis (see `resolve_devices`).
     devices: dict[object, object] | None = None
+    use_table: bool = True  # False: report and user roofs only (a ceilings template prefilled from a report)
 
 
 def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
                     notes: StatusNotes) -> pd.DataFrame:
-    """Seven peak columns, `ceiling_source`, and status notes for roofs that stay unknown."""
+    """Seven peak columns and one per tensor input type, `ceiling_source`, and status notes for unknown roofs."""
     n = len(raw)
     columns = as_columns(raw)
     out: dict[str, np.ndarray] = {}
     source_parts: list[np.ndarray] = []
     scale = _clock_scale(columns, catalogue, options.clock, notes)
     table_peaks, table_label = _table_peaks(raw, options, notes)
-    for column in PEAK_COLUMNS:
-        term = TERM_BY_PEAK[column]
-        used = derived[def_column(term.amount)]
+    user_peaks = _user_roofs(options.user_peaks)
+    for column in ROOF_COLUMNS:
+        term = _TERM_OF_ROOF[column]
+        quantity = term.amount
+        used = derived[def_column(quantity)]
         allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
                    for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
@@ -55,13 +61,15 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
             report = report * scale
         values = report.copy()
         origin = np.where(np.isnan(report), "", "report").astype(object)
-        if options.user_peaks and column in options.user_peaks:
-            values[:] = options.user_peaks[column]
+        if column in user_peaks:
+            values[:] = user_peaks[column]
             origin[:] = options.user_source or "user"
         from_table = np.isnan(values) & ~np.isnan(table_peaks[column])
         values[from_table] = table_peaks[column][from_table]
         origin[from_table] = table_label[from_table]
         out[column] = values
+        if column in TENSOR_PEAK_COLUMNS:  # a type's roof is cited only where the launch did work of that type
+            origin = np.where(derived[quantity].to_numpy(dtype="float64") > 0, origin, "").astype(object)
         source_parts.append(origin)
     integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
     if integrated.any():
@@ -71,6 +79,15 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     frame = pd.DataFrame(out, index=raw.index)
     frame["ceiling_source"] = _join_sources(source_parts, n)
     return frame
+
+
+def _user_roofs(user_peaks: dict[str, float] | None) -> dict[str, float]:
+    """The user's roofs; their `tensor` roof is by definition dense FP16 input, so it is the FP16 type's too."""
+    roofs = dict(user_peaks or {})
+    tensor_fp16 = tensor_peak_column("fp16")
+    if _TENSOR_PIPE.peak in roofs and tensor_fp16 not in roofs:
+        roofs[tensor_fp16] = roofs[_TENSOR_PIPE.peak]
+    return roofs
 
 
 def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
@@ -114,16 +131,21 @@ def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
 def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
                  notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Per launch, the built-in table's roofs for its device (or for --gpu), and a label per launch."""
+    from .gpus import tensor_type_peaks  # the table is data; loaded on first use
+
     n = len(raw)
-    peaks = {c: np.full(n, np.nan) for c in PEAK_COLUMNS}
+    peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
     labels = np.full(n, "", dtype=object)
+    if not options.use_table:
+        return peaks, labels
     devices = options.devices
     if devices is None:
         devices = resolve_devices(raw["device_name"], options.gpu)
     if options.gpu:
         spec = devices[None]
-        for column in PEAK_COLUMNS:
-            peaks[column][:] = spec.peaks.get(column, np.nan)
+        roofs = {**spec.peaks, **tensor_type_peaks(spec)}
+        for column in ROOF_COLUMNS:
+            peaks[column][:] = roofs.get(column, np.nan)
         labels[:] = f"table:{spec.name}"
         return peaks, labels
     names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
@@ -136,8 +158,9 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         if isinstance(found, str):
             notes.add(rows, found)
             continue
-        for column in PEAK_COLUMNS:
-            peaks[column][rows] = found.peaks.get(column, np.nan)
+        roofs = {**found.peaks, **tensor_type_peaks(found)}
+        for column in ROOF_COLUMNS:
+            peaks[column][rows] = roofs.get(column, np.nan)
         labels[rows] = f"table:{found.name}"
     return peaks, labels
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Callable, Iterator, List, Optional
 
 import typer
-from rich.console import Console
 
 from .errors import InputError
 from .render.output_set import OutputSet, check_distinct_outputs
@@ -25,50 +24,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 ceilings_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
                            help="The built-in GPU ceiling table.")
 app.add_typer(ceilings_app, name="ceilings")
+from .cli_model import ceilings_compare, model_app  # noqa: E402  (the analytic commands live in their own module)
 
-# Logs and pipes get a wide table instead of rich's 80-column default.
-stdout = Console(width=None if sys.stdout.isatty() else 160)
-stderr = Console(stderr=True)
+app.add_typer(model_app, name="model")
+ceilings_app.command("compare")(ceilings_compare)
 
-
-def fail(error: InputError) -> None:
-    # for_terminal: a path or name holding a line break or an ESC sequence must not break the one line or the terminal
-    stderr.print(f"ncu-roofline: error: {for_terminal(error.line())}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Bad input becomes exit 2 and one line; anything unexpected still says which input it was reading."""
-    try:
-        yield
-    except InputError as error:
-        fail(error)
-    except Terminated:
-        stderr.print("ncu-roofline: terminated")
-        raise typer.Exit(128 + signal.SIGTERM) from None
-    except KeyboardInterrupt:
-        stderr.print("ncu-roofline: interrupted")
-        raise typer.Exit(130) from None
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread like Ctrl-C, so that every `finally` and cleanup runs for it too."""
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
-def _formats(value: Optional[str]) -> list[str]:
-    """Extra chart formats, checked before anything is read or written."""
-    from .render.outputs import EXTRA_FORMATS
-
-    formats = [f.strip().lower() for f in (value or "").split(",") if f.strip()]
-    unknown = [f for f in formats if f not in EXTRA_FORMATS]
-    if unknown:
-        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
-    return formats
+from .cli_io import _formats, on_sigterm, stderr, stdout, user_errors  # noqa: E402
 
 
 @app.command()
@@ -82,12 +43,15 @@ def analyze(
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
-    group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
+    group_by: str = typer.Option("kernel", "--group-by", help="'kernel', 'nvtx' (kernel within NVTX range) or "
+                                                              "'op' (PyTorch operator, from emit_nvtx ranges)."),
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
     summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
+                                                                 "[, kernel regex]) drawn beside the kernels."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -101,22 +65,28 @@ def analyze(
         from .render.outputs import OUTPUT_NAMES
 
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
-        if group_by not in {"kernel", "nvtx"}:
-            raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+        if group_by not in {"kernel", "nvtx", "op"}:
+            raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
-                                  nvtx_include=nvtx_include, progress=progress)
+                                  group_by_op=group_by == "op",
+                                  nvtx_include=nvtx_include, progress=progress, points=points)
         for note in result.notes:
             stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
+        if result.model_points is not None:
+            unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
+            if unmatched:
+                stderr.print(f"ncu-roofline: {len(unmatched)} point(s) match no kernel (drawn unjoined): "
+                             + for_terminal(", ".join(unmatched)), markup=False, highlight=False, soft_wrap=True)
         with OutputSet(result.input_paths) as outputs:  # every file of the run in place, or none
             if out is not None:
                 from .render.outputs import stage_outputs
 
                 stage_outputs(out, outputs, launches=result.launches, kernels=result.kernels,
                               metadata=result.metadata(), ctx=result.chart_context(top), inputs=result.input_paths,
-                              formats=formats)
+                              formats=formats, model_points=result.model_points, model_pairs=result.model_pairs)
             to_stdout = [_emit(outputs, summary_md, lambda: result.markdown(top=rows or 10)),
                          _emit(outputs, json_out, lambda: result.json(top=rows or 10))]
             written = [p for p in outputs.commit() if out is not None and p.parent == out]
@@ -125,6 +95,10 @@ def analyze(
             print_summary(result.kernels, top=rows, console=stdout,
                           title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
                                 f"top {min(rows, len(result.kernels))} by headroom")
+            if result.model_points is not None:
+                from .render.model_console import model_match_table
+
+                stdout.print(model_match_table(result.kernels, top=rows))
             for path in written:
                 stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
         if open_html:
@@ -228,14 +202,27 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
     import json
 
     from .gpus import describe_gpu, match_gpu
-    from .render.console import gpu_detail
+    from .render.gpu_detail import gpu_detail_view
 
     with user_errors():
         described = describe_gpu(match_gpu(name))
         if as_json:
             sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_detail(described))
+            stdout.print(gpu_detail_view(described))
+
+
+@ceilings_app.command("template")
+def ceilings_template(name: str = typer.Argument(..., help="The GPU's name, as its reports spell it."),
+                      source: Optional[Path] = typer.Option(None, "--from", exists=True, dir_okay=False,
+                                                            help="Prefill from this report's or export's own "
+                                                                 "peaks (.ncu-rep or ncu CSV).")) -> None:
+    """Print a --ceilings TOML file for a GPU the table lacks, to fill in (prefilled from a report with --from)."""
+    from .ceilings_template import ceilings_template_text, report_peaks
+
+    with user_errors():
+        peaks, origin = report_peaks(source) if source else ({}, None)
+        sys.stdout.write(ceilings_template_text(name, peaks, origin))
 
 
 @app.command()
@@ -304,7 +291,7 @@ def main() -> None:
     renamed before the command returns.
     """
     code: int = 0
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         app()
     except SystemExit as done:

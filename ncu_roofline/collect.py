@@ -7,14 +7,13 @@ import re
 import pandas as pd
 
 from .catalogue import Catalogue
-from .ceilings import PEAK_COLUMNS
-from .derive import DERIVED_QUANTITIES
+from .vocabulary import DERIVED_QUANTITIES, ROOF_COLUMNS, TENSOR_FLOP_COLUMNS
 
 # The sections that hold the hierarchical roofline data in a binary report.
 ROOFLINE_SECTIONS = ("SpeedOfLight", "SpeedOfLight_RooflineChart", "SpeedOfLight_HierarchicalSingleRooflineChart",
                      "SpeedOfLight_HierarchicalDoubleRooflineChart", "SpeedOfLight_HierarchicalHalfRooflineChart",
                      "SpeedOfLight_HierarchicalTensorRooflineChart")
-_QUANTITIES = (*DERIVED_QUANTITIES, *PEAK_COLUMNS, "max_sm_clock_hz")
+_QUANTITIES = (*DERIVED_QUANTITIES, *ROOF_COLUMNS, *TENSOR_FLOP_COLUMNS, "max_sm_clock_hz")
 
 
 def collection_metrics(catalogue: Catalogue, compute_capability: float | None = None, *,
@@ -31,7 +30,7 @@ def collection_metrics(catalogue: Catalogue, compute_capability: float | None = 
                     and set(definition.when.names) <= {"compute_capability"} and not definition.applies(arch)[0]:
                 continue
             names.extend(definition.expr.names)
-            names.extend(f"regex:^{re.escape(g).replace(chr(92) + '*', '.*')}$" for g in definition.expr.globs)
+            names.extend(f"regex:^{_glob_regex(g)}$" for g in definition.expr.globs)
             if not complete and (compute_capability is not None or definition.when is None):
                 break
     return list(dict.fromkeys(names))
@@ -43,3 +42,8 @@ def metrics_flag(catalogue: Catalogue, compute_capability: float | None = None, 
 
 def sections_flag() -> str:
     return " ".join(f"--section {s}" for s in ROOFLINE_SECTIONS)
+
+
+def _glob_regex(glob: str) -> str:
+    """A catalogue glob as an ncu `regex:`: `*` is any text, `[fb]` a character class, the rest literal."""
+    return re.escape(glob).replace("\\*", ".*").replace("\\[", "[").replace("\\]", "]")

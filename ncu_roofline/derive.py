@@ -14,7 +14,8 @@ import pandas as pd
 
 from .catalogue import Catalogue, Columns, Definition, as_columns
 from .status import StatusNotes
-from .vocabulary import DERIVED_QUANTITIES, LEVELS, WORK_COLUMNS, ai_column, bytes_column, def_column
+from .vocabulary import (DERIVED_QUANTITIES, LEVELS, TENSOR_FLOP_COLUMNS, WORK_COLUMNS, ai_column, bytes_column,
+                         def_column)
 
 
 
@@ -122,7 +123,22 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
         derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
     _flag_hierarchy(derived, notes)
-    return derived
+    return pd.concat([derived, derive_tensor_types(columns, catalogue, frame.index)], axis=1)
+
+
+def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index) -> pd.DataFrame:
+    """Tensor FLOPs per input type (`flop_tensor_<type>` and its `def_*`), where the capture splits them.
+
+    Silent where it does not: most captures count the tensor pipe as a whole (`flop_tensor`), which stays the
+    work of record there. These columns are part of `flop_tensor`, never added to `flop_total` again.
+    """
+    out: dict[str, object] = {}
+    for quantity in TENSOR_FLOP_COLUMNS:
+        defs = catalogue.definitions(quantity)
+        picked = pick_definition(columns, defs)
+        out[quantity] = picked.values
+        out[def_column(quantity)] = picked.def_ids(defs)
+    return pd.DataFrame(out, index=index)
 
 
 def _flag_hierarchy(derived: pd.DataFrame, notes: StatusNotes) -> None:

@@ -8,7 +8,6 @@ pick up "GH200", nor "A10" pick up "A10G". A MIG slice is refused, since a full-
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import tomllib
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ncu_roofline.errors import InputError
-from ncu_roofline.vocabulary import PEAK_COLUMNS, TERMS
+from ncu_roofline.vocabulary import PEAK_COLUMNS, TENSOR_TYPES, TERMS, peak_bytes_column, tensor_peak_column
 
 # The roofs, in output-column order.
 PEAK_KEYS: tuple[str, ...] = PEAK_COLUMNS
@@ -37,11 +36,20 @@ TENSOR_FIGURES: dict[str, str] = {
     "tensor_tf32_tflops": "tf32",
     "tensor_fp8_tflops": "fp8",
     "tensor_int8_tops": "int8",
+    "tensor_fp4_tflops": "fp4",
     "tensor_fp64_tflops": "fp64",
 }
-_COUNT_FIGURES = ("sm_count", "boost_clock_mhz")
-FIGURES: tuple[str, ...] = (*_COUNT_FIGURES, *FIGURE_TO_PEAK, *(f for f in TENSOR_FIGURES if f not in FIGURE_TO_PEAK))
-_GPU_KEYS = {"name", "aliases", "arch", "compute_capability", "notes", "sources", "derived", "caveats", *FIGURES}
+# Counts, clocks and per-clock widths: the inputs of derived roofs (L2 = slices x B/clk x clock, L1 = SMs x B/clk x
+# clock). `tensor_clock_mhz` is the clock a vendor's low-precision tensor figures are quoted at, where it is not the
+# boost clock (Hopper: 1830 vs 1980 MHz on H100 SXM).
+INPUT_FIGURES: tuple[str, ...] = ("sm_count", "boost_clock_mhz", "tensor_clock_mhz", "l2_slices",
+                                  "l2_bytes_per_clk_per_slice", "l1_bytes_per_clk_per_sm")
+# Measured bandwidths (ERT, microbenchmarks): shown beside the theoretical roof, never used as a roof.
+MEASURED_FIGURES: dict[str, str] = {f"{level}_gbps_measured": peak_bytes_column(level) for level in ("dram", "l2", "l1")}
+FIGURES: tuple[str, ...] = (*INPUT_FIGURES, *FIGURE_TO_PEAK, *(f for f in TENSOR_FIGURES if f not in FIGURE_TO_PEAK),
+                            *MEASURED_FIGURES)
+_GPU_KEYS = {"name", "aliases", "arch", "compute_capability", "notes", "sources", "derived", "caveats", "ncu_factors",
+             *FIGURES}
 
 _PREFIXES = ("nvidia ", "tesla ", "geforce ")
 # A memory size ("16gb", "480gb", "144g") or memory type ("hbm3", "hbm3e", "gddr6x") token, after case folding.
@@ -80,6 +88,18 @@ class GpuSpec:
     derived: dict[str, str] = field(hash=False)  # same keys -> "EXPR; WHY" for figures computed, not read
     caveats: dict[str, str] = field(default_factory=dict, hash=False)
     notes: tuple[str, ...] = ()
+    inputs: dict[str, float] = field(default_factory=dict, hash=False)  # INPUT_FIGURES as written in the table
+    measured: dict[str, float] = field(default_factory=dict, hash=False)  # peak column -> measured bytes/s
+    # figure -> Nsight Compute's per-clock peak / the table's per-clock figure, where their definitions differ
+    ncu_factors: dict[str, float] = field(default_factory=dict, hash=False)
+
+
+def tensor_type_peaks(spec: GpuSpec) -> dict[str, float]:
+    """Dense tensor roof per input type (`peak_flop_per_s_tensor_<type>`); "fp16" covers FP16 and BF16."""
+    by_type = {t: spec.tensor_peaks.get(t) for t in TENSOR_TYPES}
+    if by_type["fp16"] is None:
+        by_type["fp16"] = spec.tensor_peaks.get("bf16")
+    return {tensor_peak_column(t): v for t, v in by_type.items() if v is not None}
 
 
 def load_gpu_table(path: Path | None = None) -> list[GpuSpec]:
@@ -133,6 +153,10 @@ def _spec_from_row(path: str, index: int, row: Any) -> GpuSpec:
     for key, value in figures.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise fail(f"{key} must be a positive number, got {value!r}")
+    factors = row.get("ncu_factors", {})
+    if not isinstance(factors, dict) or set(factors) - set(figures) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in factors.values()):
+        raise fail("[gpu.ncu_factors] must map figures the row gives to positive numbers")
     tables: dict[str, dict[str, str]] = {}
     for table in ("sources", "derived", "caveats"):
         entries = row.get(table, {})
@@ -153,7 +177,7 @@ def _spec_from_row(path: str, index: int, row: Any) -> GpuSpec:
                 out[FIGURE_TO_PEAK[key][0]] = text
             if key in TENSOR_FIGURES:
                 out[f"tensor_{TENSOR_FIGURES[key]}"] = text
-            if key in ("sm_count", "name"):
+            if key in ("sm_count", "name") or key in INPUT_FIGURES or key in MEASURED_FIGURES:
                 out[key] = text
             if key == "boost_clock_mhz":
                 out["boost_clock_hz"] = text
@@ -174,6 +198,9 @@ def _spec_from_row(path: str, index: int, row: Any) -> GpuSpec:
         derived=rekey(tables["derived"]),
         caveats=rekey(tables["caveats"]),
         notes=tuple(notes),
+        inputs={k: float(figures[k]) for k in INPUT_FIGURES if k in figures},
+        measured={peak: to_base_units(figures[k], 1e9) for k, peak in MEASURED_FIGURES.items() if k in figures},
+        ncu_factors={k: float(v) for k, v in factors.items()},
     )
 
 
@@ -216,21 +243,29 @@ def is_mig(name: str) -> bool:
 
 
 class UnknownGpuError(InputError):
-    """No table row for a device name; the message lists the closest names and the two ways out."""
+    """No table row for a device name. Only rows of the same family are ever listed (`suggestions`): an unknown GPU
+    gets the `--ceilings` route, never another GPU's roofs as a stand-in."""
 
     def __init__(self, name: str, suggestions: list[str], path: str | Path | None = None, why: str = "") -> None:
         self.gpu_name = name
         self.suggestions = suggestions
-        closest = f"closest: {', '.join(repr(s) for s in suggestions)}" if suggestions else "no close match"
-        reason = why or "no ceiling table entry for GPU"
-        super().__init__(
-            path,
-            f"{reason} {name!r} ({closest}); pass --gpu NAME (see `ncu-roofline ceilings`) or --ceilings FILE.toml",
-        )
+        if suggestions:
+            rows = ", ".join(repr(s) for s in suggestions)
+            text = (f"{why or 'ambiguous GPU name'} {name!r} names a family; its table rows ({rows}) have different "
+                    "roofs: pass --gpu with the exact row if one is your GPU, else --ceilings FILE.toml")
+        else:
+            text = (f"{why or 'no ceiling table entry for GPU'} {name!r} (no other GPU's roofs are used in its place); "
+                    f"write its roofs with `ncu-roofline ceilings template {name!r}` and pass --ceilings FILE.toml, "
+                    "or --gpu NAME if it is a row of `ncu-roofline ceilings`")
+        super().__init__(path, text)
 
 
 def match_gpu(name: str, table: list[GpuSpec] | None = None) -> GpuSpec:
-    """The table row for a device name: exact name, then alias (case-insensitive), then normalised name."""
+    """The table row for a device name: exact name, then alias (case-insensitive), then normalised name.
+
+    A name that only starts a family ("A100", "Tesla V100") is ambiguous and lists that family's rows; anything
+    else is unknown, with no suggestion: a near spelling is usually another GPU (RTX 2060 SUPER vs RTX 4090).
+    """
     specs = load_gpu_table() if table is None else table
     wanted = name.strip()
     if is_mig(wanted):
@@ -252,29 +287,34 @@ def match_gpu(name: str, table: list[GpuSpec] | None = None) -> GpuSpec:
     if len(candidates) > 1:  # rows that differ only in memory size (A100 40GB / 80GB): the size must decide
         sized = [s for s in candidates if size is not None and (key, size) in keys_of[id(s)]]
         if len(sized) != 1:
-            raise UnknownGpuError(wanted, [s.name for s in candidates][:3], why="ambiguous GPU name")
+            raise UnknownGpuError(wanted, [s.name for s in candidates], why="ambiguous GPU name")
         candidates = sized
     if candidates:
         return candidates[0]
-    raise UnknownGpuError(wanted, closest_gpu_names(wanted, specs))
+    family = family_rows(wanted, specs)
+    raise UnknownGpuError(wanted, family, why="ambiguous GPU name" if family else "")
 
 
-def closest_gpu_names(name: str, table: list[GpuSpec], limit: int = 3) -> list[str]:
-    """Up to `limit` table names whose spellings (normalised) look most like `name`."""
-    spelling_to_row: dict[str, str] = {}
-    for spec in table:
-        for spelling in (spec.name, *spec.aliases):
-            spelling_to_row.setdefault(normalise_gpu_name(spelling), spec.name)
-    spellings = list(spelling_to_row)
-    hits = difflib.get_close_matches(normalise_gpu_name(name), spellings, n=len(spellings), cutoff=0.5)
-    return list(dict.fromkeys(spelling_to_row[h] for h in hits))[:limit]
+def family_rows(name: str, table: list[GpuSpec]) -> list[str]:
+    """Rows of which `name` names the family: its normalised words start one of the row's spellings.
+
+    Words, not characters: "A100" starts "a100 sxm4" and "a100 pcie", never "a10" or "h100"; "V100" never "GV100".
+    """
+    words = normalise_gpu_name(name).split()
+    if not words:
+        return []
+    rows = [s.name for s in table
+            if any(normalise_gpu_name(n).split()[:len(words)] == words for n in (s.name, *s.aliases))]
+    return list(dict.fromkeys(rows))
 
 
 def describe_gpu(spec: GpuSpec) -> dict[str, Any]:
-    """JSON-ready view of one row for `ncu-roofline ceilings show NAME`: every roof with unit, source, formula.
+    """JSON-ready view of one row for `ncu-roofline ceilings show NAME`: every roof with unit, source, formula,
+    the dense tensor roof per input type, measured figures beside their roofs, and the ridge points.
 
     Unknown roofs are listed with value None so that the gap is visible.
     """
+    from ncu_roofline.ridges import ridge_points
 
     def entry(key: str, value: float | None, unit: str) -> dict[str, Any]:
         return {
@@ -285,6 +325,8 @@ def describe_gpu(spec: GpuSpec) -> dict[str, Any]:
             "caveat": spec.caveats.get(key),
         }
 
+    figure_of = {peak: figure for figure, (peak, _) in FIGURE_TO_PEAK.items()}
+    by_type = tensor_type_peaks(spec)
     return {
         "name": spec.name,
         "aliases": list(spec.aliases),
@@ -293,11 +335,24 @@ def describe_gpu(spec: GpuSpec) -> dict[str, Any]:
         "sm_count": spec.sm_count,
         "boost_clock_hz": spec.boost_clock_hz,
         "peaks": {
-            k: entry(k, spec.peaks.get(k), "FLOP/s" if "flop" in k else "byte/s") for k in PEAK_KEYS
+            k: {**entry(k, spec.peaks.get(k), "FLOP/s" if "flop" in k else "byte/s"),
+                "ncu_factor": spec.ncu_factors.get(figure_of[k])} for k in PEAK_KEYS
         },
         "tensor_peaks": {
             d: entry(f"tensor_{d}", v, "OP/s" if d == "int8" else "FLOP/s") for d, v in spec.tensor_peaks.items()
         },
+        "tensor_roofs": {
+            t: by_type.get(tensor_peak_column(t)) for t in TENSOR_TYPES
+        },
+        "measured": {
+            k: {"value": spec.measured[peak], "unit": "byte/s", "source": spec.sources.get(k),
+                "caveat": spec.caveats.get(k)} for k, peak in MEASURED_FIGURES.items() if peak in spec.measured
+        },
+        "inputs": {
+            k: {"value": v, "source": spec.sources.get(k), "derived": spec.derived.get(k),
+                "caveat": spec.caveats.get(k)} for k, v in spec.inputs.items()
+        },
+        "ridges": ridge_points({**spec.peaks, **by_type}),
         "sources": {k: v for k, v in spec.sources.items() if k in ("name", "sm_count", "boost_clock_hz")},
         "derived": {k: v for k, v in spec.derived.items() if k in ("sm_count", "boost_clock_hz")},
         "notes": list(spec.notes),
@@ -305,7 +360,8 @@ def describe_gpu(spec: GpuSpec) -> dict[str, Any]:
 
 
 def list_gpus(table: list[GpuSpec] | None = None) -> list[dict[str, Any]]:
-    """One JSON-ready line per row for `ncu-roofline ceilings`: identity and the known roofs in base units."""
+    """One JSON-ready line per row for `ncu-roofline ceilings`: identity and every roof in base units (None where
+    the table does not know it, so a gap shows)."""
     specs = load_gpu_table() if table is None else table
     return [
         {
@@ -313,7 +369,8 @@ def list_gpus(table: list[GpuSpec] | None = None) -> list[dict[str, Any]]:
             "aliases": list(s.aliases),
             "arch": s.arch,
             "compute_capability": s.compute_capability,
-            "peaks": {k: s.peaks[k] for k in PEAK_KEYS if k in s.peaks},
+            "peaks": {k: s.peaks.get(k) for k in PEAK_KEYS},
+            "tensor_peaks": tensor_type_peaks(s),
         }
         for s in specs
     ]

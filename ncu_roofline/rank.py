@@ -1,7 +1,10 @@
 """Speed of light and ranking: how far each launch or kernel is from its roof, and which to look at first.
 
 t_sol = max(flop_p / peak_p over precisions, bytes_L / peak_L over levels), over the terms whose roof is known.
-`bound` is the term that gives the max, `roofline_fraction = t_sol / time_s`, `headroom_s = time_s - t_sol`.
+Where the capture splits tensor work by input type, each type is a term of its own against its own roof
+(`bound` = "tensor_fp16", ...) and the whole-pipe `tensor` term steps aside: FP8 work over the FP16 roof would
+count it twice too slow. `bound` is the term that gives the max, `roofline_fraction = t_sol / time_s`,
+`headroom_s = time_s - t_sol`.
 Kernels are ranked by headroom: the most recoverable time first.
 """
 
@@ -11,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from .status import StatusNotes
-from .vocabulary import TERMS as _TERMS
+from .vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS, TERM_BY_KEY
 
-TERMS = tuple((t.key, t.amount, t.peak) for t in _TERMS)
+TERMS = tuple((t.key, t.amount, t.peak) for t in ALL_TERMS)
+# The whole tensor pipe: steps aside where a capture counts tensor work per input type.
+_TENSOR_PIPE = TERM_BY_KEY["tensor"].key
 # A point this far above its roof is flagged; below it, float rounding.
 ABOVE_ROOF_TOLERANCE = 1e-6
 
@@ -30,6 +35,9 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
         no_roof = (work > 0) & np.isnan(frame[peak].to_numpy(dtype="float64"))
         notes.add(no_roof, f"no roof {term}")
     demand = np.where(np.isfinite(demand), demand, np.nan)
+    if n:
+        demand[:, names.index(_TENSOR_PIPE)] = np.where(split_by_tensor_type(frame), np.nan,
+                                                     demand[:, names.index(_TENSOR_PIPE)])
     any_term = ~np.isnan(demand).all(axis=1) if n else np.zeros(0, dtype=bool)
     t_sol = np.where(any_term, np.nanmax(np.where(any_term[:, None], demand, 0.0), axis=1), np.nan) if n \
         else np.zeros(0)
@@ -48,6 +56,14 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
         "roofline_fraction": fraction,
         "headroom_s": time_s - t_sol,
     }, index=frame.index)
+
+
+def split_by_tensor_type(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose tensor work is counted per input type (any `flop_tensor_<type>` known)."""
+    present = [c for c in TENSOR_FLOP_COLUMNS if c in frame]
+    if not present:
+        return np.zeros(len(frame), dtype=bool)
+    return frame[present].notna().any(axis=1).to_numpy()
 
 
 def rank_kernels(kernels: pd.DataFrame) -> pd.DataFrame:

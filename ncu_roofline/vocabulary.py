@@ -70,12 +70,21 @@ COMPUTE_TERMS: tuple[Term, ...] = tuple(Term(p, "compute", flop_column(p), peak_
                                         for p in PRECISIONS)
 MEMORY_TERMS: tuple[Term, ...] = tuple(Term(lv, "memory", bytes_column(lv), peak_bytes_column(lv), lv != "dram")
                                        for lv in LEVELS)
+# One compute term per tensor input type, for captures that split tensor work by type (`bound` = "tensor_fp16").
+TENSOR_TERMS: tuple[Term, ...] = tuple(
+    Term(f"tensor_{t}", "compute", tensor_flop_column(t), tensor_peak_column(t), True) for t in TENSOR_TYPES)
+TENSOR_PEAK_COLUMNS: tuple[str, ...] = tuple(t.peak for t in TENSOR_TERMS)
+TENSOR_FLOP_COLUMNS: tuple[str, ...] = tuple(t.amount for t in TENSOR_TERMS)
 TERMS: tuple[Term, ...] = (*COMPUTE_TERMS, *MEMORY_TERMS)
 TERM_BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
 TERM_BY_PEAK: dict[str, Term] = {t.peak: t for t in TERMS}
 
 # The level whose intensity a comparison and a gate follow: main memory, the farthest out.
 AI_OFF_CHIP: str = ai_column(LEVELS[0])
+BYTES_OFF_CHIP: str = bytes_column(LEVELS[0])
+PEAK_OFF_CHIP: str = peak_bytes_column(LEVELS[0])
+# How a bound that no known roof gives is shown.
+UNKNOWN_BOUND = "unknown"
 _DEF_PREFIX = def_column("")
 
 
@@ -92,6 +101,10 @@ WORK_COLUMNS: tuple[str, ...] = tuple(t.amount for t in COMPUTE_TERMS)
 TRAFFIC_COLUMNS: tuple[str, ...] = tuple(t.amount for t in MEMORY_TERMS)
 AI_COLUMNS: tuple[str, ...] = tuple(ai_column(lv) for lv in LEVELS)
 PEAK_COLUMNS: tuple[str, ...] = tuple(t.peak for t in TERMS)
+# The seven roofs, then one dense tensor roof per input type (used where the capture splits tensor work by type).
+ROOF_COLUMNS: tuple[str, ...] = (*PEAK_COLUMNS, *TENSOR_PEAK_COLUMNS)
+# Every term of a speed of light: the seven, then the tensor types (which replace `tensor` where a capture splits).
+ALL_TERMS: tuple[Term, ...] = (*TERMS, *TENSOR_TERMS)
 # Quantities the catalogue defines per launch, in derivation order.
 DERIVED_QUANTITIES: tuple[str, ...] = ("time_s", *WORK_COLUMNS, *TRAFFIC_COLUMNS)
 DEF_COLUMNS: tuple[str, ...] = tuple(def_column(q) for q in DERIVED_QUANTITIES)
@@ -103,6 +116,8 @@ SOL_COLUMNS: tuple[str, ...] = ("t_sol_s", "bound", "roofline_fraction", "headro
 RESULT_COLUMNS: tuple[str, ...] = (
     "time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, *AI_COLUMNS, "flop_per_s", *PEAK_COLUMNS,
     "ceiling_source", *SOL_COLUMNS, *DEF_COLUMNS, "status",
+    # tensor work and roofs per input type, null where the capture does not split tensor work by type
+    *TENSOR_FLOP_COLUMNS, *TENSOR_PEAK_COLUMNS, *(def_column(q) for q in TENSOR_FLOP_COLUMNS),
 )
 LAUNCH_IDENTITY: tuple[str, ...] = (
     "source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name", "device_name",

@@ -24,10 +24,11 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(("errors", "vocabulary", "launch_table", "metric_names", "units", "status", "version"), 0),
     "readers": 1,
     **dict.fromkeys(("catalogue", "derive", "ceilings", "gpus", "rank", "group", "pipeline", "collect", "gates",
-                     "user_ceilings", "validity"), 2),
+                     "user_ceilings", "ceilings_template", "ridges", "roofs", "model", "torch_ranges",
+                     "validity"), 2),
     "render": 3,
     **dict.fromkeys(("analysis", "compare", "__init__"), 4),
-    **dict.fromkeys(("cli", "cli_progress"), 5),
+    **dict.fromkeys(("cli", "cli_io", "cli_progress", "cli_model"), 5),
 }
 
 

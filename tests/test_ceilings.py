@@ -66,9 +66,11 @@ def test_gpu_option_supplies_table_roofs_where_the_export_names_no_device():
     assert row["t_sol_s"] == pytest.approx(expected, rel=1e-12)
 
 
-def test_unknown_gpu_option_lists_close_names():
-    with pytest.raises(InputError, match="closest"):
+def test_unknown_gpu_option_offers_no_stand_in():
+    # "H20O" is a typo away from the H20 and H200 rows: neither is offered, the --ceilings route is
+    with pytest.raises(InputError, match="no ceiling table entry") as caught:
         analyze(FIXTURES / "details_2020.txt", gpu="NVIDIA H20O")
+    assert "H200" not in str(caught.value) and "ceilings template" in str(caught.value)
 
 
 def test_point_above_its_roof_is_flagged_not_hidden(tmp_path):
@@ -152,5 +154,5 @@ def test_ceilings_commands(tmp_path):
     shown = json.loads(run("ceilings", "show", "NVIDIA H200", "--json").stdout)
     assert shown["peaks"]["peak_bytes_per_s_dram"]["value"] == 4.8e12
     assert shown["peaks"]["peak_bytes_per_s_dram"]["source"]
-    unknown = run("ceilings", "show", "NVIDIA A10G")
-    assert unknown.returncode == 2 and "closest" in unknown.stderr
+    unknown = run("ceilings", "show", "NVIDIA A11")
+    assert unknown.returncode == 2 and "ceilings template 'NVIDIA A11'" in unknown.stderr

@@ -140,7 +140,9 @@ def test_raw_page_with_units_row_and_report_peaks():
     t_sol = max(tensor / peak_tensor, fp32 / peak_fp32, 268.44e6 / peak_dram, 805.31e6 / peak_l2,
                 1_610.61e6 / peak_l1)
     assert gemm["t_sol_s"] == approx(t_sol)
-    assert gemm["bound"] == "tensor"
+    # the export counts tensor work by input type (sm__ops_path_tensor_src_fp16): the bound names the type
+    assert gemm["flop_tensor_fp16"] == approx(tensor) and gemm["peak_flop_per_s_tensor_fp16"] == approx(peak_tensor)
+    assert gemm["bound"] == "tensor_fp16"
     assert gemm["headroom_s"] == approx(850.5e-6 - t_sol)
     assert gemm["status"] == "ok"
 

@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 
 from .files import write_atomic
-from ..vocabulary import DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, ai_column, display, flop_column
+from ..vocabulary import (DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, UNKNOWN_BOUND, ai_column, display,
+                          flop_column)
 from .names import short_kernel_name
-from .numbers import format_number, format_si  # noqa: F401 (format_si: re-exported)
+from .numbers import format_number, format_si, positive as _positive  # noqa: F401 (format_si: re-exported)
 from .safe_text import for_chart
 
-UNKNOWN_BOUND = "unknown"
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
 LEVEL_COLOURS = {"DRAM": "#4c78a8", "L2": "#f58518", "L1": "#54a24b"}
@@ -174,18 +174,14 @@ def _roof_frames(
 # ------------------------------------------------------------------------------------------------------ kernels
 
 
-def _positive(series: pd.Series) -> pd.Series:
-    values = pd.to_numeric(series, errors="coerce").astype(float)
-    return np.isfinite(values) & (values > 0)
-
-
-def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
+def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | None = None) -> ChartData:
     """Trim the kernel table to what the chart shows and reshape it for the marks.
 
     Only the first `ctx.top` drawable kernels by rank go on the roofline; a kernel is drawable when it has FLOPs,
     a positive FLOP/s and at least one positive intensity (log axes cannot show zero or missing values). The bar
     chart shows the first `ctx.top` kernels by rank that have a headroom, drawable or not: a copy can hold
-    recoverable time too. Everything else stays out of the spec and is counted in the subtitle.
+    recoverable time too. Everything else stays out of the spec and is counted in the subtitle. `extra` (columns
+    ai, flop_per_s) are further points the axes must show: analytic points drawn beside the kernels.
     """
     table = kernels.sort_values("rank", kind="stable").reset_index(drop=True)
     flop_total = pd.to_numeric(table["flop_total"], errors="coerce")
@@ -237,7 +233,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext) -> ChartData:
     peaks = shared_peaks(table)
     compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}
     memory = {level: peaks[level] for level in LEVELS if level in peaks}
-    x_domain, y_domain = _domains(points, compute, memory)
+    x_domain, y_domain = _domains(points if extra is None else pd.concat([points, extra]), compute, memory)
     roofs, roof_labels = _roof_frames(compute, memory, x_domain, y_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
@@ -296,14 +292,18 @@ _TOOLTIP = [alt.Tooltip(field, type="quantitative" if field == "launches" else "
             for field, title in _TOOLTIP_FIELDS]
 
 
-def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext) -> alt.HConcatChart:
+def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
+                   model_pairs: pd.DataFrame | None = None) -> alt.HConcatChart:
     """The roofline (roofs, kernel points per memory level, labels) beside a headroom bar chart, linked by kernel.
 
     Parameters are named, not numbered, so the spec is the same on every call in a process (Altair numbers
     anonymous ones from a global counter). Three selections live on the points layer: `level` (bound to the
     legend), `kernel` (hover, shared with the bars) and `zoom` (interval bound to the scales).
     """
-    data = chart_data(kernels, ctx)
+    from .model_layers import drawable_model, model_layers  # analytic points (`analyze --points`), when given
+
+    model = drawable_model(model_points)
+    data = chart_data(kernels, ctx, None if model is None else model[["ai", "flop_per_s"]])
     level_pick = alt.selection_point(name="level", fields=["level"], bind="legend")
     kernel_pick = alt.selection_point(name="kernel", fields=["rank"], on="pointerover", clear="pointerout")
     zoom = alt.selection_interval(name="zoom", bind="scales")
@@ -354,9 +354,12 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext) -> alt.HConcatChart
         x=alt.X("label_x:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), text="label:N",
         opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.25)),
     )
-    roofline = alt.layer(roof_lines, roof_text_memory, roof_text_compute, joins, points, labels).properties(
+    extra = [] if model is None else model_layers(model, model_pairs, data.points, x_scale, y_scale)
+    roofline = alt.layer(roof_lines, roof_text_memory, roof_text_compute, joins, points, labels, *extra).properties(
         name="roofline", width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
     )
+    if extra:  # model points keep their own shape legend beside the memory levels'
+        roofline = roofline.resolve_scale(shape="independent", color="independent")
 
     bars = alt.Chart(data.kernels).transform_filter("datum.in_bars").mark_bar().encode(
         x=alt.X("headroom_s:Q", title="headroom (s)", axis=alt.Axis(format="~s")),

@@ -59,18 +59,3 @@ def gpu_table(rows: list[dict]) -> Table:
         table.add_row(str(row.get("name")), str(row.get("compute_capability") or "—"),
                       *(roof(t.peak, UNITS[t.kind]) for t in TERMS))
     return table
-
-
-def gpu_detail(described: dict) -> Table:
-    """`ncu-roofline ceilings show NAME`: every roof with its source."""
-    table = Table(title=str(described.get("name")), header_style="bold", show_lines=True)
-    for name in ("roof", "value", "source"):
-        table.add_column(name, overflow="fold")
-    for key, info in sorted(described.get("peaks", {}).items()):
-        value = info.get("value") if isinstance(info, dict) else info
-        source = (info.get("source") or "") if isinstance(info, dict) else ""
-        derived = info.get("derived") if isinstance(info, dict) else None
-        unit = "B/s" if "bytes" in key else "FLOP/s"
-        table.add_row(key, fmt_si(float(value), unit) if value is not None else "—",
-                      f"{source}" + (f" (derived: {derived})" if derived else ""))
-    return table

@@ -12,10 +12,12 @@ from pathlib import Path
 from ..errors import InputError
 
 
-# What `analyze -o DIR` and `compare -o DIR` may write into DIR (render/outputs.py, render/compare_outputs.py): an
+# What `analyze -o DIR`, `compare -o DIR` and `model -o DIR` may write into DIR (render/outputs.py,
+# render/compare_outputs.py, render/model_outputs.py): an
 # input of one of these names there is refused before anything is written.
 OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
-                "roofline.png", "compare.parquet", "compare.json", "compare.vl.json", "compare.html")
+                "roofline.png", "compare.parquet", "compare.json", "compare.vl.json", "compare.html",
+                "model.parquet", "model.vl.json", "model.html", "model.svg", "model.png")
 
 
 def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:

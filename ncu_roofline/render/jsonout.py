@@ -13,7 +13,12 @@ from ..vocabulary import AI_COLUMNS
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
                  "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
-                 "headroom_s", "ceiling_source", "status")
+                 "headroom_s", "ceiling_source", "status",
+                 # present with `analyze --points` only
+                 "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points")
+
+MODEL_POINT_FIELDS = ("name", "flop", "bytes", "ai", "kernel", "roof", "attainable_flop_per_s", "t_min_s", "ridge_ai",
+                      "bound", "status", "matched_kernels")
 
 
 def clean(value: Any) -> Any:
@@ -33,7 +38,7 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
 
 
 def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
-                  top: int | None = None) -> str:
+                  top: int | None = None, model_points: pd.DataFrame | None = None) -> str:
     """The analysis summary: totals over all kernels, then the first `top` ranked kernels."""
     shown = kernels if top is None else kernels.head(top)
     payload = {
@@ -48,4 +53,6 @@ def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[
         },
         "kernels": records(shown, KERNEL_FIELDS),
     }
+    if model_points is not None:  # `analyze --points`: the points on the run's roofs
+        payload["model_points"] = records(model_points, MODEL_POINT_FIELDS)
     return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 _SI_PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
@@ -46,3 +47,9 @@ def pct(value: float) -> str:
 def cell(text: object) -> str:
     """Text safe inside a Markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def positive(series: pd.Series) -> pd.Series:
+    """Finite and above zero: what a log axis can show."""
+    values = pd.to_numeric(series, errors="coerce").astype(float)
+    return pd.Series(np.isfinite(values) & (values > 0), index=series.index)

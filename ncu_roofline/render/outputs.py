@@ -20,20 +20,21 @@ OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", *(f"roofline.{fmt}" for f
 
 
 def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame, metadata: dict[str, str],
-                  ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = ()) -> list[Path]:
+                  ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = (),
+                  model_points: pd.DataFrame | None = None, model_pairs: pd.DataFrame | None = None) -> list[Path]:
     """`launches.parquet`, `kernels.parquet`, `roofline.vl.json`, `roofline.html`, and any extra chart formats.
 
     `inputs` are never written over; `metadata` goes into every file that can carry it.
     """
     with OutputSet(inputs) as outputs:
         stage_outputs(outdir, outputs, launches=launches, kernels=kernels, metadata=metadata, ctx=ctx, inputs=inputs,
-                      formats=formats)
+                      formats=formats, model_points=model_points, model_pairs=model_pairs)
         return outputs.commit()
 
 
 def stage_outputs(outdir: Path, outputs: OutputSet, *, launches: pd.DataFrame, kernels: pd.DataFrame,
-                  metadata: dict[str, str], ctx: ChartContext, inputs: list[Path],
-                  formats: Iterable[str] = ()) -> None:
+                  metadata: dict[str, str], ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = (),
+                  model_points: pd.DataFrame | None = None, model_pairs: pd.DataFrame | None = None) -> None:
     """Render every file first (a failing chart export writes nothing), then stage them in `outputs`; a file of an
     earlier run that this one does not write (`roofline.png` without --format png) goes at commit."""
     extra = [f for f in formats if f]
@@ -42,7 +43,8 @@ def stage_outputs(outdir: Path, outputs: OutputSet, *, launches: pd.DataFrame, k
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
     payloads = {"launches.parquet": parquet_bytes(launches, metadata),
                 "kernels.parquet": parquet_bytes(kernels, metadata)}
-    payloads.update(chart_payloads(roofline_chart(kernels, ctx), ["vl.json", "html", *extra]))
+    chart = roofline_chart(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
+    payloads.update(chart_payloads(chart, ["vl.json", "html", *extra]))
     prepare_outdir(outdir, inputs)
     for name, payload in payloads.items():
         outputs.stage(outdir / name, payload)

@@ -1,0 +1,91 @@
+"""Model beside measurement: points of a points file set against the kernel groups their `kernel` regex names.
+
+A point counts ONE launch (one call of the operation). A kernel group sums all its launches, so the group's model
+is the matched points' sum × the group's launches, and the ratios compare like with like:
+
+    flop_over_model       = flop_total / model_flop     (1.0: the kernel does exactly the modelled work)
+    dram_bytes_over_model = bytes_dram / model_bytes    (3.0: three times the minimum DRAM traffic)
+
+A regex is searched (re.search) in the kernel name and in the demangled name. Several points matching one group
+are summed and named in `model_points`; a point may match several groups; a group no point matches has nulls.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..roofs import compute_peak, memory_peak
+from ..vocabulary import BYTES_OFF_CHIP, PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
+from .place import roofline_values
+
+MODEL_COLUMNS = ("model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model",
+                 "model_points")
+
+
+def match_pairs(points: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
+    """(point index, name, kernel rank) for every point whose `kernel` regex is found in a group's names."""
+    names = kernels["kernel_name"].astype("string").fillna("")
+    demangled = kernels["kernel_demangled"].astype("string").fillna("") if "kernel_demangled" in kernels \
+        else names
+    rows = []
+    for index, point in points.iterrows():  # one regex per point; the kernels are matched vectorised
+        pattern = point.get("kernel")
+        if pattern is None or pd.isna(pattern):
+            continue
+        regex = re.compile(str(pattern))
+        hit = names.str.contains(regex, regex=True) | demangled.str.contains(regex, regex=True)
+        rows += [(index, point["name"], int(rank)) for rank in kernels.loc[hit.to_numpy(), "rank"]]
+    return pd.DataFrame(rows, columns=["point", "name", "rank"])
+
+
+def model_columns(kernels: pd.DataFrame, points: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The kernel table with MODEL_COLUMNS added (null where no point matches)."""
+    joined = pairs.merge(points[["flop", "bytes"]], left_on="point", right_index=True)
+    per_rank = joined.groupby("rank", sort=True).agg(flop=("flop", "sum"), bytes=("bytes", "sum"),
+                                                     model_points=("name", lambda s: " + ".join(s)))
+    table = kernels.drop(columns=[c for c in MODEL_COLUMNS if c in kernels]).merge(
+        per_rank, left_on="rank", right_index=True, how="left")
+    launches = table["launches"].astype("float64")
+    model_flop = table.pop("flop") * launches
+    model_bytes = table.pop("bytes") * launches
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = {
+            "model_flop": model_flop,
+            "model_bytes": model_bytes,
+            "model_ai": model_flop / model_bytes,
+            "flop_over_model": table["flop_total"].astype("float64") / model_flop.where(model_flop > 0),
+            "dram_bytes_over_model": table[BYTES_OFF_CHIP].astype("float64") / model_bytes.where(model_bytes > 0),
+        }
+    for name, value in values.items():
+        table[name] = value.astype("float64")
+    table["model_points"] = table.pop("model_points").astype("string")
+    return table.reset_index(drop=True)
+
+
+def run_peaks(kernels: pd.DataFrame) -> dict[str, float]:
+    """One value per roof for the whole run (median of the kernel groups' known peaks), to place points on."""
+    columns = [*PEAK_COLUMNS, *(tensor_peak_column(t) for t in TENSOR_TYPES)]
+    peaks = {}
+    for column in columns:
+        if column in kernels:
+            values = pd.to_numeric(kernels[column], errors="coerce")
+            values = values[np.isfinite(values) & (values > 0)]
+            if len(values):
+                peaks[column] = float(values.median())
+    return peaks
+
+
+def place_on_run(points: pd.DataFrame, kernels: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The points on the run's own roofs (ai, attainable, bound, ...) and how many kernel groups each matched."""
+    peaks = run_peaks(kernels)
+    dram = memory_peak(peaks, "dram")
+    frame = points.assign(gpu="measured run",
+                          peak_flop_per_s=points["roof"].map(lambda k: compute_peak(peaks, k)).astype("float64"),
+                          peak_bytes_per_s_dram=np.nan if dram is None else dram)
+    frame = pd.concat([frame, roofline_values(frame)], axis=1)
+    counts = pairs.groupby("point").size()
+    frame["matched_kernels"] = counts.reindex(frame.index, fill_value=0).astype("int64").to_numpy()
+    return frame.reset_index(drop=True)

@@ -1,0 +1,118 @@
+"""The analytic roofline: model points on one or several GPUs' roofs, one colour per GPU.
+
+Takes the placed points (model.place) and each GPU's peaks as plain data; knows nothing of ncu. Each GPU gets
+its DRAM diagonal and the compute roofs its points run on; each point sits on its GPU's roofline at
+(ai, attainable FLOP/s), shaped by workload, so "the same decode step on A100, H100, H200" is one picture.
+Files go through `chart.write_chart` (spec, offline HTML, SVG/PNG).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import altair as alt
+import pandas as pd
+
+from ..roofs import compute_peak, memory_peak
+from ..vocabulary import display
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, _decade_above, _decade_below, format_si
+
+GPU_COLOURS = ("#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#eeca3b")
+POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left",
+                "triangle-right", "wedge", "stroke")
+
+
+def model_roof_frames(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]]
+                      ) -> tuple[pd.DataFrame, tuple[float, float], tuple[float, float]]:
+    """Line ends of every GPU's DRAM diagonal and of the compute roofs its points use, and the axis domains."""
+    drawn = points[points["attainable_flop_per_s"].notna() & (points["ai"] > 0)]
+    roofs_used = {gpu: sorted(set(drawn.loc[drawn["gpu"] == gpu, "roof"])) for gpu in peaks_by_gpu}
+    tops = {gpu: [p for p in (compute_peak(peaks, k) for k in roofs_used[gpu]) if p] for gpu, peaks in
+            peaks_by_gpu.items()}
+    drams = {gpu: memory_peak(peaks, "dram") for gpu, peaks in peaks_by_gpu.items()}
+    xs = [*drawn["ai"]] + [max(t) / d for gpu, t in tops.items() if t and (d := drams[gpu])]
+    ys = [*drawn["attainable_flop_per_s"]] + [p for t in tops.values() for p in t]
+    xs, ys = xs or [1.0], ys or [1e12]
+    x_domain = (_decade_below(min(xs) / 3), _decade_above(max(xs) * 3))
+    y_domain = (_decade_below(min(ys) / 3), _decade_above(max(ys) * 3))
+    rows = []
+    for gpu, peaks in peaks_by_gpu.items():
+        dram, top = drams[gpu], max(tops[gpu], default=None)
+        if dram and top:
+            label = f"{gpu} DRAM {format_si(dram, 'B/s')}"
+            for x in (max(x_domain[0], y_domain[0] / dram), top / dram):
+                rows.append({"gpu": gpu, "roof": label, "x": x, "y": dram * x, "label": label})
+        for key in roofs_used[gpu]:
+            peak = compute_peak(peaks, key)
+            if not peak:
+                continue
+            label = f"{display(key)} {format_si(peak, 'FLOP/s')}"
+            start = peak / dram if dram else x_domain[0]
+            for x in (start, x_domain[1]):
+                rows.append({"gpu": gpu, "roof": f"{gpu} {label}", "x": x, "y": peak, "label": label})
+    return pd.DataFrame(rows, columns=["gpu", "roof", "x", "y", "label"]), x_domain, y_domain
+
+
+LABEL_HEIGHT_PX = 12
+
+
+def stacked_labels(roofs: pd.DataFrame, x_domain: tuple[float, float], y_domain: tuple[float, float]) -> pd.DataFrame:
+    """Compute-roof labels at the right edge, each just above its roof unless that would overlap the label above
+    it; then it moves down just enough. Several GPUs have roofs a few percent apart (H100 FP32 66.9, B200 FP32 75,
+    A100 FP16 78 TFLOP/s): the labels then read as a column, each in its GPU's colour."""
+    labels = roofs[(roofs["x"] == x_domain[1]) & ~roofs["roof"].str.contains(" DRAM ")]
+    labels = labels.sort_values("y", ascending=False, kind="stable").reset_index(drop=True)
+    px_per_decade = ROOFLINE_HEIGHT_PX / math.log10(y_domain[1] / y_domain[0])
+    heights = []
+    floor = math.inf  # bottom (in px above the plot's floor) of the label placed last
+    for y in labels["y"]:
+        height = min(math.log10(y / y_domain[0]) * px_per_decade, floor - LABEL_HEIGHT_PX)
+        heights.append(height)
+        floor = height
+    return labels.assign(y=[y_domain[0] * 10 ** (h / px_per_decade) for h in heights])
+
+
+def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], *,
+                title: str = "Analytic roofline", subtitle: list[str] | None = None) -> alt.LayerChart:
+    """Roofs coloured by GPU, each point at its attainable FLOP/s on each GPU, shaped by workload."""
+    roofs, x_domain, y_domain = model_roof_frames(points, peaks_by_gpu)
+    gpus = list(peaks_by_gpu)
+    names = list(dict.fromkeys(points["name"]))
+    colour = alt.Color("gpu:N", title="GPU", scale=alt.Scale(domain=gpus, range=list(GPU_COLOURS[:len(gpus)]) or
+                                                                 [GPU_COLOURS[0]]))
+    x_scale = alt.Scale(type="log", domain=list(x_domain))
+    y_scale = alt.Scale(type="log", domain=list(y_domain))
+    x = alt.X("x:Q", title="arithmetic intensity (FLOP/byte)", scale=x_scale, axis=alt.Axis(format="~g"))
+    y = alt.Y("y:Q", title="performance (FLOP/s)", scale=y_scale, axis=alt.Axis(format="~s"))
+    lines = alt.Chart(roofs).mark_line(clip=True, strokeWidth=2).encode(
+        x=x, y=y, detail="roof:N", color=colour, tooltip=[alt.Tooltip("roof:N", title="roof")])
+    label_base = alt.Chart(stacked_labels(roofs, x_domain, y_domain))
+    text_style = {"clip": True, "align": "right", "baseline": "bottom", "dx": -4, "dy": -2, "fontSize": 10}
+    halo = label_base.mark_text(**text_style, stroke="white", strokeWidth=3, strokeOpacity=0.9).encode(
+        x=x, y=y, text="label:N")  # keeps a label legible where it crosses another GPU's roof
+    roof_text = label_base.mark_text(**text_style).encode(x=x, y=y, text="label:N", color=colour)
+    shown = points[points["attainable_flop_per_s"].notna() & (points["ai"] > 0)].assign(
+        x=lambda f: f["ai"], y=lambda f: f["attainable_flop_per_s"],
+        attainable=lambda f: [format_si(v, "FLOP/s") for v in f["attainable_flop_per_s"]],
+        time=lambda f: [format_si(v, "s") for v in f["t_min_s"]],
+        flop_text=lambda f: [format_si(v, "FLOP") for v in f["flop"]],
+        bytes_text=lambda f: [format_si(v, "B") for v in f["bytes"]],
+        bound_text=lambda f: [display(b) for b in f["bound"]],
+    )[["name", "gpu", "x", "y", "attainable", "time", "flop_text", "bytes_text", "ridge_ai", "bound_text"]]
+    marks = alt.Chart(shown).mark_point(clip=True, filled=True, size=90, stroke="white", strokeWidth=0.5).encode(
+        x=x, y=y, color=colour,
+        shape=alt.Shape("name:N", title="workload",
+                        scale=alt.Scale(domain=names, range=[POINT_SHAPES[i % len(POINT_SHAPES)]
+                                                             for i in range(len(names))])),
+        tooltip=[alt.Tooltip("name:N", title="workload"), alt.Tooltip("gpu:N", title="GPU"),
+                 alt.Tooltip("flop_text:N", title="FLOP"), alt.Tooltip("bytes_text:N", title="bytes"),
+                 alt.Tooltip("x:Q", title="AI (FLOP/B)", format=".3~g"),
+                 alt.Tooltip("attainable:N", title="attainable"), alt.Tooltip("time:N", title="minimum time"),
+                 alt.Tooltip("ridge_ai:Q", title="ridge (FLOP/B)", format=".3~g"),
+                 alt.Tooltip("bound_text:N", title="bound")],
+    )
+    return alt.layer(lines, halo, roof_text, marks).properties(
+        width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
+        title=alt.TitleParams(title, subtitle=subtitle or [], anchor="start"),
+    ).resolve_scale(shape="independent")

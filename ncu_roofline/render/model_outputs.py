@@ -1,0 +1,30 @@
+"""Everything `model ... -o DIR` writes: `model.parquet` (the placed points) and the chart files (`model.*`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from ..errors import InputError
+from .files import prepare_outdir, write_atomic
+from .parquet import parquet_bytes
+
+CHART_FORMATS = ("svg", "png")
+
+
+def write_model_outputs(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], outdir: Path, *,
+                        metadata: dict[str, str], formats: Iterable[str] = (), inputs: list[Path] = (),
+                        title: str = "Analytic roofline") -> list[Path]:
+    from .chart import write_chart
+    from .model_chart import model_chart
+
+    extra = [f for f in formats if f]
+    if unknown := [f for f in extra if f not in CHART_FORMATS]:
+        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
+    prepare_outdir(outdir, list(inputs))
+    written = [write_atomic(outdir / "model.parquet", parquet_bytes(points, metadata), inputs=list(inputs))]
+    chart = model_chart(points, peaks_by_gpu, title=title,
+                        subtitle=[f"Roofs: {', '.join(metadata.get('ncu_roofline.roofs', '').split(';'))}"])
+    return written + write_chart(chart, outdir, ["vl.json", "html", *extra], stem="model")
