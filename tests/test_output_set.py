@@ -156,3 +156,22 @@ def test_outputs_never_replace_devices_links_or_pipes(tmp_path, monkeypatch):
     assert (fake_dev / "stdout").is_symlink() and os.readlink(fake_dev / "stdout") == "/proc/self/fd/1"
     assert target.read_text() == "kept" and (tmp_path / "link.md").is_symlink()
     assert sorted(p.name for p in fake_dev.iterdir()) == ["stdout"]
+
+
+def test_every_writer_refuses_links_and_device_folders(tmp_path, monkeypatch):
+    """The same rule for files written outside an output set (`model --json`, `write_atomic`, `prepare_outdir`)."""
+    from ncu_roofline.render import files, output_set
+
+    fake_dev = tmp_path / "dev"
+    fake_dev.mkdir()
+    (fake_dev / "stdout").symlink_to("/proc/self/fd/1")
+    monkeypatch.setattr(output_set, "SPECIAL_ROOTS", (str(fake_dev),))
+    with pytest.raises(InputError, match="is in a device or system folder"):
+        files.write_atomic(fake_dev / "stdout", b"x")
+    with pytest.raises(InputError, match="is a device or system folder"):
+        files.prepare_outdir(fake_dev / "out", [])
+    (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(InputError, match="is a symbolic link"):
+        files.write_atomic(tmp_path / "link.json", b"x")
+    assert os.readlink(fake_dev / "stdout") == "/proc/self/fd/1" and not (tmp_path / "elsewhere.json").exists()
+    assert sorted(p.name for p in fake_dev.iterdir()) == ["stdout"]

@@ -133,9 +133,7 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
     writes (`outdir/NAME`), or that another such option names too: one would silently replace the other."""
     claimed: dict[Path, str] = {}
     if outdir is not None:
-        parent = os.path.realpath(outdir)
-        if any(parent == root or parent.startswith(root + os.sep) for root in SPECIAL_ROOTS):
-            raise InputError(outdir, "is a device or system folder: choose another -o folder")
+        refuse_special_folder(Path(outdir))
         for name in names:
             claimed[(Path(outdir) / name).resolve()] = f"-o {outdir} (its {name})"
     for option, path in files.items():
@@ -169,3 +167,10 @@ def refuse_non_regular_target(path: Path) -> None:
     if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
         raise InputError(path, "exists and is not a regular file (a device, pipe or socket): outputs are written "
                                "to files ('-' is stdout)")
+
+
+def refuse_special_folder(outdir: Path) -> None:
+    """`-o` in /dev, /proc or /sys: refused before anything is created there."""
+    parent = os.path.realpath(outdir)
+    if any(parent == root or parent.startswith(root + os.sep) for root in SPECIAL_ROOTS):
+        raise InputError(outdir, "is a device or system folder: choose another -o folder")
