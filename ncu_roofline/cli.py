@@ -50,6 +50,11 @@ def analyze(
     summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    history: Optional[Path] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
+                                                                "environment, e.g. GITHUB_RUN_ID-ATTEMPT)."),
+    label: List[str] = typer.Option([], "--label", help="Label the run in --history, repeatable: key=value."),
+    replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
     points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
                                                                  "[, kernel regex]) drawn beside the kernels."),
 ) -> None:
@@ -69,6 +74,10 @@ def analyze(
             raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
+        if history is not None:  # a bad or taken run id, or a bad label, fails before any input is read
+            from .history import prepare_run
+
+            run_id, labels = prepare_run(history, run_id, label, replace=replace)
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   group_by_op=group_by == "op",
@@ -90,6 +99,10 @@ def analyze(
             to_stdout = [_emit(outputs, summary_md, lambda: result.markdown(top=rows or 10)),
                          _emit(outputs, json_out, lambda: result.json(top=rows or 10))]
             written = [p for p in outputs.commit() if out is not None and p.parent == out]
+        if history is not None:
+            from .history import append_analysis
+
+            append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write("".join(text for text in to_stdout if text))
         if rows and str(json_out) != "-":
             print_summary(result.kernels, top=rows, console=stdout,
@@ -101,6 +114,9 @@ def analyze(
                 stdout.print(model_match_table(result.kernels, top=rows))
             for path in written:
                 stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
+            if history is not None:
+                stdout.print(f"appended run {for_terminal(run_id)} to {for_terminal(history)}", highlight=False,
+                             markup=False)
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -277,6 +293,11 @@ def _emit(outputs: OutputSet, dest: Optional[Path], text: Callable[[], str]) -> 
         return text()
     outputs.stage(dest, text().encode())
     return None
+
+
+from .cli_history import register as _register_history  # noqa: E402  (history, batch: thin like the rest)
+
+_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr, formats=_formats, emit=_emit)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""A read progress bar (rich, on stderr) that appears only when reading takes more than a second."""
+"""Progress bars (rich, on stderr): reading inputs (appears only when reading takes more than a second), and
+`batch`'s reports done of all. The CLI shows them only on a terminal."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+    TimeRemainingColumn
 
 
 class ReadProgress:
@@ -46,3 +48,25 @@ class ReadProgress:
         # Reading is most of the wait, but not all: say so once the bytes are in.
         label = "analysing" if done >= self._total else "reading"
         self._progress.update(self._task, completed=done, description=label)
+
+
+class BatchProgress:
+    """Context manager; call `advance(failed)` once per finished report."""
+
+    def __init__(self, total: int, console: Console) -> None:
+        self._failed = 0
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
+        self._task = self._progress.add_task("analysing", total=total)
+
+    def __enter__(self) -> "BatchProgress":
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def advance(self, failed: bool) -> None:
+        self._failed += int(failed)
+        label = f"analysing ({self._failed} failed)" if self._failed else "analysing"
+        self._progress.update(self._task, advance=1, description=label)

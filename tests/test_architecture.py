@@ -25,10 +25,10 @@ LAYERS: dict[str, int] = {
     "readers": 1,
     **dict.fromkeys(("catalogue", "derive", "ceilings", "gpus", "rank", "group", "pipeline", "collect", "gates",
                      "user_ceilings", "ceilings_template", "ridges", "roofs", "model", "torch_ranges",
-                     "validity"), 2),
+                     "history_gates", "validity"), 2),
     "render": 3,
-    **dict.fromkeys(("analysis", "compare", "__init__"), 4),
-    **dict.fromkeys(("cli", "cli_io", "cli_progress", "cli_model"), 5),
+    **dict.fromkeys(("analysis", "compare", "__init__", "history", "history_series", "history_report", "batch"), 4),
+    **dict.fromkeys(("cli", "cli_io", "cli_progress", "cli_model", "cli_history"), 5),
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from ..errors import InputError
 from .output_set import refuse_non_regular_target, refuse_special_folder
@@ -44,8 +45,12 @@ def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
     return outdir
 
 
-def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = ()) -> Path:
-    """Write `payload` to `path` via a temporary file and os.replace; never over an input file."""
+def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = (),
+                 before_replace: Callable[[Path], None] | None = None) -> Path:
+    """Write `payload` to `path` via a temporary file and os.replace; never over an input file.
+
+    The temporary file is hidden (`.NAME.<random>.tmp`), so globs for NAME's pattern never see it; `before_replace`
+    (given the temporary path) runs between the write and the rename (a test hook for killed writers)."""
     resolved = path.resolve()
     if any(resolved == Path(p).resolve() for p in inputs):
         raise InputError(path, "refusing to overwrite an input file with an output")
@@ -58,6 +63,8 @@ def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = ()) -> Path
         with os.fdopen(handle, "wb") as out:
             out.write(payload)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
+        if before_replace is not None:
+            before_replace(Path(tmp))
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,74 @@
+"""The trend chart of `history -o DIR`: one line per top kernel (time over runs, runs on x in run order), with
+the noise band the gates judge against drawn behind each line over the window it was taken from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from .chart import write_chart
+from .compare_markdown import launch_shape
+from .names import short_kernel_name
+
+CHART_STEM = "history"
+WIDTH_PX = 640
+HEIGHT_PX = 360
+
+
+def _labels(summary: pd.DataFrame) -> pd.Series:
+    """'gemm (64,1,1)×(128,1,1)': short name and shape, so two kernels of one name never share a legend entry."""
+    names = summary["kernel_name"].fillna("").astype(str).map(short_kernel_name)
+    shapes = [launch_shape(g, b) for g, b in zip(summary["grid"], summary["block"])]
+    labels = [f"{name} {shape}" for name, shape in zip(names, shapes)]
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:  # one entry per top kernel: a handful of rows
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return pd.Series(unique, index=summary.index)
+
+
+def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFrame, *, top: int = 10,
+                  window: int = 10, band_name: str = "minmax") -> alt.LayerChart:
+    """`summary` (ordered, with `band_low`/`band_high`), `series` (long rows), `runs` (oldest first)."""
+    shown = summary.head(top).copy()
+    shown["label"] = _labels(shown)
+    run_order = runs["run_id"].astype(str).tolist()
+    points = series[series["series_id"].isin(shown["series_id"])].merge(
+        shown[["series_id", "label"]], on="series_id")
+    points = points.assign(run_id=points["run_id"].astype(str), kernel=points["kernel_name"].astype(str))[
+        ["label", "kernel", "run_id", "run_index", "time_s", "roofline_fraction", "bound"]]
+    points = points[points["time_s"] > 0]
+    newest = len(run_order) - 1
+    band_runs = list(range(max(0, newest - window), newest + 1))
+    bands = pd.DataFrame([{"label": row.label, "run_id": run_order[i], "band_low": row.band_low,
+                           "band_high": row.band_high} for row in shown.itertuples(index=False)
+                          for i in band_runs if np.isfinite(row.band_low) and np.isfinite(row.band_high)
+                          and row.band_low > 0],
+                         columns=["label", "run_id", "band_low", "band_high"])
+    x = alt.X("run_id:O", sort=run_order, title="run (oldest → newest)", axis=alt.Axis(labelAngle=-45, labelOverlap=True))
+    # one legend for both layers, drawn opaque (the band's opacity would otherwise fade its symbols)
+    colour = alt.Color("label:N", title="kernel", sort=shown["label"].tolist(),
+                       legend=alt.Legend(symbolOpacity=1, symbolType="stroke", symbolStrokeWidth=3))
+    y_scale = alt.Scale(type="log", nice=False, padding=12)  # fit the drawn times, not whole decades
+    band_title = "min–max" if band_name == "minmax" else "median ± k·MAD"
+    band = alt.Chart(bands).mark_area(opacity=0.15).encode(
+        x=x, y=alt.Y("band_low:Q", scale=y_scale), y2="band_high:Q", color=colour)
+    lines = alt.Chart(points).mark_line(point=len(run_order) <= 60).encode(  # markers while they stay apart
+        x=x, y=alt.Y("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), color=colour,
+        tooltip=[alt.Tooltip("kernel:N", title="kernel"), alt.Tooltip("run_id:N", title="run"),
+                 alt.Tooltip("time_s:Q", title="time (s)", format=".3~g"),
+                 alt.Tooltip("roofline_fraction:Q", title="of roof", format=".1%"),
+                 alt.Tooltip("bound:N", title="bound")])
+    title = alt.TitleParams(f"Kernel time over {len(run_order)} runs — top {len(shown)} by change",
+                            subtitle=f"band: {band_title} of the {min(window, newest)} runs before the newest")
+    return alt.layer(band, lines).properties(width=WIDTH_PX, height=HEIGHT_PX, title=title)
+
+
+def write_history_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = ()) -> list[Path]:
+    """`history.vl.json`, `history.html` (offline) and any of svg, png."""
+    return write_chart(chart, outdir, ["vl.json", "html", *formats], stem=CHART_STEM)
