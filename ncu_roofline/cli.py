@@ -285,6 +285,15 @@ def _path(value: Optional[str], option: str) -> Optional[Path]:
     return None if checked is None else Path(checked)
 
 
+def _write_summary(dest: Optional[Path], text: Callable[[], str], inputs: list[Path]) -> None:
+    """A summary on its own ('-': stdout), never over an input, a link or a device (`history`'s outputs)."""
+    with OutputSet(inputs) as outputs:
+        printed = _emit(outputs, dest, text)
+        outputs.commit()
+    if printed:
+        sys.stdout.write(printed)
+
+
 def _emit(outputs: OutputSet, dest: Optional[Path], text: Callable[[], str]) -> Optional[str]:
     """A summary staged with the run's other files; for '-', the text to print once they are in place."""
     if dest is None:
@@ -297,7 +306,8 @@ def _emit(outputs: OutputSet, dest: Optional[Path], text: Callable[[], str]) -> 
 
 from .cli_history import register as _register_history  # noqa: E402  (history, batch: thin like the rest)
 
-_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr, formats=_formats, emit=_emit)
+_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr, formats=_formats,
+                  emit=_write_summary)
 
 
 def main() -> None:

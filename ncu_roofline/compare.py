@@ -59,7 +59,7 @@ class Comparison:
     @property
     def passed(self) -> bool:
         """True when every gate passed (trivially, when there are none); a gate that judged nothing did not."""
-        return all(result.passed for result in self.gates)
+        return all(result.passed and result.judged for result in self.gates)
 
     @property
     def unjudged(self) -> list[GateResult]:

@@ -78,13 +78,14 @@ class GateResult:
 
     @property
     def judged(self) -> bool:
-        """Whether the gate looked at anything: one that judged no kernel (a broken report, no match, every value
-        unknown) has proven nothing and must not read as a pass."""
+        """Whether the gate looked at anything: in `compare`, one that judged no kernel (a broken report, no match,
+        every value unknown) has proven nothing and is an error, never a pass (history gates over a single run
+        judge nothing by design and keep `passed`)."""
         return self.checked > 0
 
     @property
     def passed(self) -> bool:
-        return self.judged and not self.failures
+        return not self.failures
 
 
 def parse_gate(text: str) -> Gate:

@@ -56,8 +56,8 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
     lines = []
     for result in gates:
         gate = result.gate
-        mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]" if result.judged \
-            else "[bold red]NOT CHECKED[/]"
+        mark = "[bold red]NOT CHECKED[/]" if not result.judged else "[green]PASS[/]" if result.passed \
+            else "[bold red]FAIL[/]"
         scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
         detail = ""
         if result.failures:
@@ -68,7 +68,7 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
                                                 if len(result.failures) > 3 else "")
         lines.append(f"{mark} {escape(for_terminal(gate.text))} ({scope}){escape(detail)}")
     if gates:
-        failed = sum(not r.passed for r in gates)
+        failed = sum(not (r.passed and r.judged) for r in gates)
         lines.append("[bold red]gates failed[/]" if failed else "[green]all gates passed[/]")
     return lines
 

@@ -59,11 +59,12 @@ def kernel_label(name: object, grid: object, block: object) -> str:
     return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
 
 
-def gate_outcome(result: GateResult) -> str:
+def gate_outcome(result: GateResult, *, must_judge: bool = True) -> str:
+    """✅/❌ for one gate; `must_judge` as in `compare_json.gate_record`."""
+    if must_judge and not result.judged:
+        return "❌ nothing checked"
     if result.passed:
         return "✅ pass"
-    if not result.judged:
-        return "❌ nothing checked"
     return "❌ fail"
 
 
@@ -104,7 +105,7 @@ def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
     elif info["passed"]:
         outcome = f"✅ **All {len(gates)} gates passed**"
     else:
-        failed = sum(not r.passed for r in gates)
+        failed = sum(not (r.passed and r.judged) for r in gates)
         outcome = f"❌ **{failed} of {len(gates)} gates failed**"
     time = totals.loc["time_s"]
     return (f"{outcome}. GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
