@@ -19,6 +19,7 @@ size, time linear in launches.
     python benchmarks/run.py                 # 10^4 and 10^5 launches, both pages
     python benchmarks/run.py --full          # and 10^6 (about 12 GB per page on disk)
     python benchmarks/run.py --sizes 1000,4000 --pages details --repeat 1 --no-write
+    python benchmarks/run.py --quick         # every target of issue #16 as met / not met (benchmarks/targets.py)
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Measure:
     peak_rss_bytes: int
     returncode: int
     stderr: str
+    cpu_seconds: float = 0.0  # user + system time of the process
 
 
 @dataclass
@@ -94,7 +96,7 @@ def measure(command: list[str], *, timeout_s: float | None = None) -> Measure:
         text = err.read().decode("utf-8", "replace")
     # Linux reports ru_maxrss in KiB, macOS in bytes.
     rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return Measure(seconds, rss, process.returncode, text)
+    return Measure(seconds, rss, process.returncode, text, usage.ru_utime + usage.ru_stime)
 
 
 def analyze_command(path: Path, outdir: Path) -> list[str]:
@@ -284,6 +286,36 @@ def write_results(rows: list[Row], args: argparse.Namespace) -> None:
     print(f"wrote {RESULTS}")
 
 
+def run_quick(args: argparse.Namespace) -> None:
+    from targets import machine_lines, quick
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    verdicts_, figures = quick(measure, ensure_file, args.python, args.workdir, full=args.full,
+                               log=lambda text: print(text, flush=True))
+    elapsed = time.perf_counter() - started
+    lines = [*figures, "", *(t.line() for t in verdicts_), "",
+             f"{sum(t.met for t in verdicts_)} of {len(verdicts_)} targets met; measured in {elapsed:.0f} s"]
+    print("\n".join(["", *lines]))
+    if args.no_write:
+        return
+    notes = ""
+    if RESULTS.exists() and "\n## Notes\n" in RESULTS.read_text():
+        previous = RESULTS.read_text()
+        notes = previous[previous.index("\n## Notes\n"):]
+    command = "python benchmarks/run.py" + "".join(f" {a}" for a in sys.argv[1:])
+    text = ["# Benchmark results", "",
+            f"Written by `{command}` (benchmarks/targets.py says what each target compares). Whole processes, "
+            "interleaved with their baselines, best wall time of several runs; CPU is user + system time of the "
+            "same process; peak RSS is the worst of the runs (`os.wait4`).", "",
+            "## Machine", "", *machine_lines(), "",
+            "## Targets", "", "```", *(t.line() for t in verdicts_), "```", "",
+            "## Figures", "", "```", *figures, "```", "",
+            f"{sum(t.met for t in verdicts_)} of {len(verdicts_)} targets met; the run took {elapsed:.0f} s.", ""]
+    RESULTS.write_text("\n".join(text) + notes)
+    print(f"wrote {RESULTS}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true", help="also 10^6 launches (about 12 GB per page on disk)")
@@ -294,7 +326,13 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ncu-roofline-bench")
     parser.add_argument("--keep", action="store_true", help="keep the output folders")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
+    parser.add_argument("--quick", action="store_true", help="the issue #16 targets in about two minutes")
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter whose ncu_roofline is measured (--quick; e.g. another checkout's venv)")
     args = parser.parse_args()
+    if args.quick:
+        run_quick(args)
+        return
     sizes = [int(float(s)) for s in args.sizes.split(",")] if args.sizes else \
         [10_000, 100_000] + ([1_000_000] if args.full else [])
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]

@@ -1,7 +1,7 @@
 """The library's front door: `analyze(paths) -> Analysis`.
 
-read -> derive -> ceilings -> speed of light, once per launch and once per kernel group (from summed counters),
-then rank. The CLI, notebooks and CI steps all go through here.
+read -> derive -> ceilings -> speed of light per launch; kernel groups are sums of their launch rows (group.py),
+then ranked. The CLI, notebooks and CI steps all go through here.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from .catalogue import Catalogue, load_catalogue
 from .ceilings import CeilingOptions, resolve_devices
 from .errors import InputError
 from .group import filter_nvtx, group_keys, group_launches
+from .derive import Gap
 from .pipeline import evaluate, refuse_without_roofline_metrics
 from .rank import rank_kernels
 from .readers import expand_paths, read_inputs
+from .run_notes import gap_notes, nothing_placed_message, unplaced_note
 from .validity import flag_invalid_values, invalid_value_notes
 from .vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
 
@@ -41,7 +43,9 @@ class Analysis:
     kernels: pd.DataFrame
     inputs: list[InputFile]
     options: dict[str, object] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # run-level remarks for the user (a file given twice, ...)
+    # What the run as a whole has to say (how metric-split parts were aligned, what the capture lacks, why kernels
+    # have no speed of light); per-launch problems stay in each row's `status`.
+    notes: list[str] = field(default_factory=list)
     # `analyze --points`: the points on this run's roofs, and which kernel group (rank) each one names.
     model_points: pd.DataFrame | None = None
     model_pairs: pd.DataFrame | None = None
@@ -57,6 +61,7 @@ class Analysis:
             "ncu_roofline.inputs": json.dumps([{"path": f.path, "sha256": f.sha256} for f in self.inputs]),
             "ncu_roofline.ceilings": json.dumps(sources),
             "ncu_roofline.options": json.dumps(self.options, sort_keys=True, default=str),
+            "ncu_roofline.notes": json.dumps(self.notes),
         }
 
     def chart(self, top: int = 20):
@@ -104,15 +109,19 @@ class Analysis:
         """The Markdown summary for CI step summaries and pull-request comments."""
         from .render.markdown import analysis_markdown
 
-        return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top)
+        return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top,
+                                 notes=self.notes)
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
             clock: str = "measured", group_by_nvtx: bool = False, group_by_op: bool = False,
             nvtx_include: str | None = None,
             catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
-            points: str | Path | None = None) -> Analysis:
+            points: str | Path | None = None, allow_empty: bool = False) -> Analysis:
     """Analyse ncu exports or reports: one Analysis for all the inputs together.
+
+    A run in which no kernel can be placed on a roofline (no counters, or no roofs) raises `InputError` saying
+    why, unless `allow_empty`: then the tables are returned with every unknown left null.
 
     `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
     model columns (model/match.py). `group_by_op`: kernel groups are PyTorch operators read from
@@ -129,33 +138,41 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     catalogue = catalogue or load_catalogue()
     # An unknown --gpu fails early, before reading large inputs; its row then stands for every device.
     forced = resolve_devices([], gpu) if gpu else None
-    notes: list[str] = []
-    files = expand_paths(paths, notes)
+    path_notes: list[str] = []
+    files = expand_paths(paths, path_notes)
     digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
     read = read_inputs(files, catalogue.wants, progress)
     reports = set(read.attrs.get("report_sources", ()))
+    reader_notes = [*path_notes, *read.attrs.get("run_notes", ())]
     if nvtx_include:
         read = filter_nvtx(read, nvtx_include)
         if read.empty:
             raise InputError(None, f"no launch has an NVTX range matching --nvtx-include {nvtx_include!r}")
-    raw = flag_invalid_values(read, catalogue.is_timing)
-    notes += invalid_value_notes(raw)
+    raw = flag_invalid_values(read, catalogue.is_timing)  # impossible values: null, named, out of the totals
+    reader_notes += invalid_value_notes(raw)
     options = _ceiling_options(forced or resolve_devices(raw["device_name"]), gpu, ceilings, clock)
-    launches = evaluate(raw, catalogue, options)
-    # on the values as read: a file whose only counters are impossible values is analysed and flagged, not
-    # refused for holding no counter
-    refuse_without_roofline_metrics(read, catalogue, reports)
+    gaps: list[Gap] = []
+    launches = evaluate(raw, catalogue, options, gaps)
+    launches["_invalid"] = raw["_invalid"].to_numpy()
+    if not allow_empty:
+        # on the values as read: a file whose only counters are impossible values is analysed and flagged
+        refuse_without_roofline_metrics(read, catalogue, reports)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     if group_by_op:
         from .torch_ranges import group_by_op as relabel_by_op
 
-        kernel_raw = group_launches(relabel_by_op(raw), group_keys(False))
+        kernel_values = group_launches(relabel_by_op(launches), group_keys(False))
     else:
-        kernel_raw = group_launches(raw, group_keys(group_by_nvtx))
-    kernel_values = evaluate(kernel_raw, catalogue, options)
+        kernel_values = group_launches(launches, group_keys(group_by_nvtx))
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
+        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, launch_table))
+    notes = [*reader_notes, *gap_notes(gaps, reports)]
+    unplaced = unplaced_note(kernels, launch_table)
+    if unplaced:
+        notes.append(unplaced)
     model_points = model_pairs = None
     if model_input is not None:
         from .model.match import match_pairs, model_columns, place_on_run
@@ -165,12 +182,12 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         model_points = place_on_run(model_input, kernels, model_pairs)
     return Analysis(
         launches=launch_table, kernels=kernels,
-        inputs=digests(),
+        inputs=digests(), notes=notes,
         options={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None, "clock": clock,
                  "group_by_nvtx": group_by_nvtx, "nvtx_include": nvtx_include,
                  **({"group_by_op": True} if group_by_op else {}),
                  **({"points": str(points)} if points is not None else {})},
-        notes=notes, model_points=model_points, model_pairs=model_pairs,
+        model_points=model_points, model_pairs=model_pairs,
     )
 
 

@@ -6,6 +6,11 @@
 - table (`metrics/gpus.toml`): fills what is still unknown, matched on the device name or `--gpu NAME`.
 A roof that stays unknown is null and named in the status; it is never guessed. `--clock max` rescales the
 report's SM-clocked roofs from the measured clock to the device's maximum clock.
+
+One clock basis per launch: where table roofs sit beside report roofs in one launch, the table's SM-clocked roofs
+(given at the table's boost clock) are rescaled to the clock the report roofs use (the measured SM clock, or the
+maximum clock under `--clock max`), so that one speed of light never mixes roofs at two clocks. The launch's
+`ceiling_source` then reads `report+table:NAME@measured_clock` (or `@max_clock`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 _OFF_CHIP = next(t for t in TERMS if t.kind == "memory" and not t.sm_clocked)
 _TERM_OF_ROOF = {t.peak: t for t in (*TERMS, *TENSOR_TERMS)}
 _TENSOR_PIPE = TERM_BY_KEY["tensor"]
+# Roofs that run on the SM clock: scaled by --clock max, and rescaled from a table's boost clock.
+_SM_CLOCKED = tuple(column for column, term in _TERM_OF_ROOF.items() if term.sm_clocked)
 
 
 @dataclass(frozen=True)
@@ -48,17 +55,21 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     out: dict[str, np.ndarray] = {}
     source_parts: list[np.ndarray] = []
     scale = _clock_scale(columns, catalogue, options.clock, notes)
-    table_peaks, table_label = _table_peaks(raw, options, notes)
+    table_peaks, table_label, table_clock = _table_peaks(raw, options, notes)
     user_peaks = _user_roofs(options.user_peaks)
+    reports: dict[str, np.ndarray] = {}
     for column in ROOF_COLUMNS:
         term = _TERM_OF_ROOF[column]
-        quantity = term.amount
-        used = derived[def_column(quantity)]
+        used = derived[def_column(term.amount)]
         allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
                    for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
-        if term.sm_clocked:
-            report = report * scale
+        reports[column] = report * scale if term.sm_clocked else report
+    table_peaks, table_label = _on_report_clock(columns, catalogue, options.clock, user_peaks, reports, table_peaks,
+                                                table_label, table_clock, notes)
+    for column in ROOF_COLUMNS:
+        quantity = _TERM_OF_ROOF[column].amount
+        report = reports[column]
         values = report.copy()
         origin = np.where(np.isnan(report), "", "report").astype(object)
         if column in user_peaks:
@@ -128,16 +139,49 @@ def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
     return out
 
 
+def _on_report_clock(columns: Columns, catalogue: Catalogue, clock: str, user_peaks: dict[str, float],
+                     reports: dict[str, np.ndarray], table_peaks: dict[str, np.ndarray], labels: np.ndarray,
+                     table_clock: np.ndarray, notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Table roofs used beside report roofs, rescaled from the table's boost clock to the report roofs' clock."""
+    n = columns.n
+    has_report = np.zeros(n, dtype=bool)
+    for values in reports.values():
+        has_report |= ~np.isnan(values)
+    fills = np.zeros(n, dtype=bool)  # a table roof will stand beside a report roof (a user file overrides both)
+    for column in _SM_CLOCKED:
+        if column not in user_peaks:
+            fills |= np.isnan(reports[column]) & ~np.isnan(table_peaks[column])
+    mixed = has_report & fills
+    if not mixed.any():
+        return table_peaks, labels
+    target = pick_definition(columns, catalogue.definitions("max_sm_clock_hz" if clock == "max"
+                                                            else "sm_clock_hz")).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = target / table_clock
+    known = mixed & np.isfinite(factor) & (factor > 0)
+    peaks = dict(table_peaks)
+    for column in _SM_CLOCKED:
+        peaks[column] = np.where(known, table_peaks[column] * factor, table_peaks[column])
+    labels = labels.copy()
+    labels[known] = labels[known] + ("@max_clock" if clock == "max" else "@measured_clock")
+    clock_name = "maximum" if clock == "max" else "measured"
+    notes.add(mixed & ~known, f"table roofs at the table's clock beside report roofs: the {clock_name} SM clock or "
+                              "the table's boost clock is unknown")
+    return peaks, labels
+
+
 def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
-                 notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Per launch, the built-in table's roofs for its device (or for --gpu), and a label per launch."""
+                 notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Per launch, the built-in table's roofs for its device (or for --gpu), a label and the table's boost clock
+    (Hz; NaN where unknown)."""
     from .gpus import tensor_type_peaks  # the table is data; loaded on first use
 
     n = len(raw)
     peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
     labels = np.full(n, "", dtype=object)
+    clocks = np.full(n, np.nan)
     if not options.use_table:
-        return peaks, labels
+        return peaks, labels, clocks
     devices = options.devices
     if devices is None:
         devices = resolve_devices(raw["device_name"], options.gpu)
@@ -147,7 +191,8 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         for column in ROOF_COLUMNS:
             peaks[column][:] = roofs.get(column, np.nan)
         labels[:] = f"table:{spec.name}"
-        return peaks, labels
+        clocks[:] = spec.boost_clock_hz if spec.boost_clock_hz else np.nan
+        return peaks, labels, clocks
     names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
     codes, uniques = pd.factorize(names, use_na_sentinel=True)
     for code, name in enumerate(uniques):
@@ -162,7 +207,8 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         for column in ROOF_COLUMNS:
             peaks[column][rows] = roofs.get(column, np.nan)
         labels[rows] = f"table:{found.name}"
-    return peaks, labels
+        clocks[rows] = found.boost_clock_hz if found.boost_clock_hz else np.nan
+    return peaks, labels, clocks
 
 
 def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
@@ -174,7 +220,7 @@ def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     texts = []
     for row in first:
-        seen = [s for s in dict.fromkeys(part[row] for part in parts) if s]
+        seen = sorted((s for s in dict.fromkeys(part[row] for part in parts) if s), key=lambda s: s != "report")
         texts.append("+".join(seen) if seen else "none")
     text_codes, categories = pd.factorize(np.asarray(texts, dtype=object))
     codes = text_codes[inverse.reshape(-1)] if n else np.zeros(0, dtype=np.int64)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import webbrowser
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional
@@ -57,6 +56,8 @@ def analyze(
     replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
     points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
                                                                  "[, kernel regex]) drawn beside the kernels."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Write the outputs even when no kernel can be "
+                                                                  "placed on a roofline (otherwise exit 2)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
@@ -81,9 +82,8 @@ def analyze(
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   group_by_op=group_by == "op",
-                                  nvtx_include=nvtx_include, progress=progress, points=points)
-        for note in result.notes:
-            stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
+                                  nvtx_include=nvtx_include, progress=progress, points=points,
+                                  allow_empty=allow_empty)
         if result.model_points is not None:
             unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
             if unmatched:
@@ -108,6 +108,13 @@ def analyze(
             print_summary(result.kernels, top=rows, console=stdout,
                           title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
                                 f"top {min(rows, len(result.kernels))} by headroom")
+            from .render.markdown import totals_sentence
+            from .totals import run_totals
+
+            stdout.print(totals_sentence(run_totals(result.kernels, result.launches)) + ".", highlight=False,
+                         markup=False)
+            for note in result.notes:
+                stdout.print(f"note: {for_terminal(note)}", highlight=False, markup=False, soft_wrap=True)
             if result.model_points is not None:
                 from .render.model_console import model_match_table
 
@@ -120,6 +127,8 @@ def analyze(
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
+            import webbrowser
+
             webbrowser.open((out / "roofline.html").resolve().as_uri())
 
 
@@ -160,7 +169,8 @@ def compare(
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
-        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx")
+        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
+                             allow_empty=True)
                 for path in (base, head)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:

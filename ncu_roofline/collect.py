@@ -26,12 +26,14 @@ def collection_metrics(catalogue: Catalogue, compute_capability: float | None = 
         for definition in catalogue.definitions(quantity):
             if not complete and definition.is_rate_form:
                 continue  # rate forms are for section-only reports; --metrics can ask for the totals
-            if compute_capability is not None and definition.when is not None \
-                    and set(definition.when.names) <= {"compute_capability"} and not definition.applies(arch)[0]:
+            # a condition on the architecture alone (`isnull` is its function, not a metric)
+            arch_only = definition.when is not None and set(definition.when.names) <= {"compute_capability", "isnull"}
+            if compute_capability is not None and arch_only and not definition.applies(arch)[0]:
                 continue
             names.extend(definition.expr.names)
             names.extend(f"regex:^{_glob_regex(g)}$" for g in definition.expr.globs)
-            if not complete and (compute_capability is not None or definition.when is None):
+            if not complete and (compute_capability is not None or definition.when is None
+                                 or (arch_only and definition.applies(arch)[0])):
                 break
     return list(dict.fromkeys(names))
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
-from .derive import derive_quantities
+from .derive import Gap, derive_quantities
 from .errors import InputError
 from .launch_table import IDENTITY_COLUMNS
 from .rank import speed_of_light
@@ -22,18 +22,26 @@ COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or
 COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 
 
-def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions) -> pd.DataFrame:
-    """Derived quantities, roofs and speed of light for rows of raw metrics (launches or kernel groups)."""
+def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
+             gaps: list[Gap] | None = None) -> pd.DataFrame:
+    """Derived quantities, roofs and speed of light for launch rows of raw metrics (kernel groups are sums of
+    these rows: group.py).
+
+    With `gaps`, what a whole source file lacks is collected there (for one run-level note) instead of being
+    noted on each of its launches."""
     notes = StatusNotes(len(frame))
     if "reader_notes" in frame:
         notes.add_column(frame["reader_notes"])
-    if "_excluded" in frame:  # kernel groups: launches left out of the totals for an impossible value
-        excluded = frame["_excluded"].to_numpy(dtype="int64")
-        texts = pd.Series(excluded).astype(str) + " of " + frame["launches"].astype("int64").astype(str).to_numpy() \
-            + " launches left out of the totals (invalid values, see launches.parquet)"
-        notes.add_column(texts.where(excluded > 0, ""))
-    derived = derive_quantities(frame, catalogue, notes)
-    notes.add(derived[list(COUNTED)].isna().all(axis=1).to_numpy(), COLLECT_HINT)
+    first_gap = len(gaps) if gaps is not None else 0
+    derived = derive_quantities(frame, catalogue, notes, gaps)
+    nothing = derived[list(COUNTED)].isna().all(axis=1).to_numpy().copy()
+    if gaps is not None:  # a source without any counter: said once for the run
+        found: dict[str, int] = {}
+        for gap in gaps[first_gap:]:
+            found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED)
+        bare = [source for source, count in found.items() if count == len(COUNTED)]
+        nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
+    notes.add(nothing, COLLECT_HINT)
     peaks = attach_ceilings(frame, derived, catalogue, options, notes)
     values = pd.concat([derived, peaks], axis=1)
     sol = speed_of_light(values, notes)

@@ -109,7 +109,8 @@ def test_an_unknown_gpu_gets_the_template_route_never_another_gpu():
 
 def test_a_report_of_a_gpu_missing_from_the_table_is_not_pointed_at_another(samples):
     pytest.importorskip("ncu_report")
-    analysis = ncu_roofline.analyze(samples / "matrixMul" / "profile.nsight-cuprof-report")  # GeForce RTX 2070
+    analysis = ncu_roofline.analyze(samples / "matrixMul" / "profile.nsight-cuprof-report",  # GeForce RTX 2070
+                                    allow_empty=True)  # a report without counters: nothing to place
     statuses = " ".join(analysis.launches["status"].astype(str))
     assert "no ceiling table entry for GPU 'GeForce RTX 2070'" in statuses
     assert "ceilings template" in statuses and "4090" not in statuses and "2060" not in statuses

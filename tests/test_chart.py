@@ -314,10 +314,10 @@ def test_html_cannot_be_broken_out_of_by_a_file_name(kernels, ctx, tmp_path):
 def test_a_failed_export_leaves_the_directory_as_it_was(kernels, ctx, tmp_path, monkeypatch):
     real_render = chart_module._render
 
-    def fail_on_png(chart, fmt):
+    def fail_on_png(chart, fmt, *spec):
         if fmt == "png":
             raise RuntimeError("vl-convert crashed")
-        return real_render(chart, fmt)
+        return real_render(chart, fmt, *spec)
 
     monkeypatch.setattr(chart_module, "_render", fail_on_png)
     with pytest.raises(RuntimeError):

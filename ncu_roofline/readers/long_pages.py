@@ -1,10 +1,14 @@
 """Readers for ncu's long CSV pages: the details page (one row per launch and metric) and the per-kernel summary
 (`--print-summary per-kernel`: one row per kernel and metric, Minimum/Maximum/Average over Invocations).
 
-The file is streamed through pyarrow's CSV reader in batches. Each batch leaves behind only what the LaunchTable
-needs: the identity of each launch once (its first row in the batch), and for the metrics the caller wants, the
-launch, a metric code and the value already in base units. Memory follows the launches and the metrics used, not
-the file's text; everything is column-wise, never a per-row Python loop.
+Only the needed columns are parsed, and the text that repeats on every row of a launch (launch ID, kernel name,
+launch configuration, metric name, unit) arrives dictionary-encoded from the parser: a few bytes per row instead of
+the row's text. A page whose rows all have one width is parsed by pyarrow's `read_csv` on every core; a page with
+rows of another width (rule rows beside shorter metric rows) is streamed batch by batch in file order, so that
+those rows, parsed one by one, are read in their turn. Either way each batch leaves behind only what the
+LaunchTable needs: the identity of each launch once (its first row in the batch), and for the metrics the caller
+wants, the launch, a metric code and the value already in base units. Memory follows the launches and the metrics
+used, not the file's text; everything is column-wise, never a per-row Python loop.
 
 Column layouts seen in the wild (FORMAT_NOTES §2): 12 columns with `Kernel Time` (2020.1), + rule columns (2021.2),
 15 with launch config and CC, 20 with rule and speedup columns, 21 with `Body Item Label`. Rule rows carry no
@@ -40,6 +44,7 @@ _ODD_BATCH_ROWS = 16_384
 _UNWANTED, _DEVICE = -1, -2
 # IDs are exact in float64 up to here; ncu numbers launches from 0.
 _MAX_ID = 2.0 ** 53
+_DICTIONARY = pa.dictionary(pa.int32(), pa.binary())
 
 
 @dataclass
@@ -86,8 +91,11 @@ class _Batches:
             return
         launch = self._launch_keys(batch)
         # Identity: the first row of each launch in this batch; a launch that goes on from the previous batch
-        # already has one (launches in another order are sorted out in _pivot).
-        unique, first = np.unique(launch, return_index=True)
+        # already has one (launches in another order are sorted out in _pivot). A launch's rows are consecutive,
+        # so only the rows where the key changes are candidates: a sort of launches, not of rows.
+        starts = np.flatnonzero(np.concatenate(([True], launch[1:] != launch[:-1])))
+        unique, first = np.unique(launch[starts], return_index=True)
+        first = starts[first]
         if in_order and not self.summary:
             self._check_runs(batch, launch)
         if launch[0] == self.last_key:
@@ -136,7 +144,11 @@ class _Batches:
         names = batch.column("Kernel Name")
         same = launch[1:] == launch[:-1]
         if same.any():
-            differs = pc.not_equal(names.slice(1), names.slice(0, len(names) - 1)).to_numpy(zero_copy_only=False)
+            if isinstance(names, pa.DictionaryArray):  # one dictionary per batch: equal text, equal index
+                codes = names.indices.to_numpy(zero_copy_only=False)
+                differs = codes[1:] != codes[:-1]
+            else:
+                differs = pc.not_equal(names.slice(1), names.slice(0, len(names) - 1)).to_numpy(zero_copy_only=False)
             clash = np.flatnonzero(same & differs)
             if clash.size:
                 self._refuse_shared_id(int(launch[clash[0] + 1]), "its rows name two kernels")
@@ -160,26 +172,29 @@ class _Batches:
     def _launch_keys(self, batch: pa.RecordBatch) -> np.ndarray:
         """int64 per row: the launch ID (details), or a code per (process, kernel, shape, device) (summary)."""
         if self.summary:
-            columns = [batch.column(k) for k in self.key_columns]
+            columns = [_plain(batch.column(k)) for k in self.key_columns]
             joined = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(
                 *columns, pa.scalar(b"\x1f", pa.binary()))
             unique = pc.unique(joined)
             codes = np.array([self.summary_keys.setdefault(k, len(self.summary_keys)) for k in unique.to_pylist()],
                              dtype=np.int64)
             return codes[pc.index_in(joined, value_set=unique).to_numpy(zero_copy_only=False)]
-        ids, _ = parse_numbers(batch.column("ID"))
+        column = batch.column("ID")  # dictionary-encoded: each launch's ID is parsed once, not once per metric row
+        ids, _ = parse_numbers(column.dictionary)
         bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0) | (ids < 0)
+        indices = column.indices.to_numpy(zero_copy_only=False)
         if bad.any():
-            text = decode(batch.column("ID")[int(np.argmax(bad))].as_py())
+            row = int(np.argmax(bad[indices]))
+            text = decode(column.dictionary[int(indices[row])].as_py())
             raise InputError(self.start.path, f"the ID column holds {printable(text)!r}, not a launch number")
-        return ids.astype(np.int64)
+        return ids.astype(np.int64)[indices]
 
-    def _metric_codes(self, names: pa.Array) -> np.ndarray:
-        """Per row: the metric's code when the caller wants it, _DEVICE for the device name, else _UNWANTED."""
-        encoded = pc.dictionary_encode(names)
-        lookup = np.array([self._code(name) for name in encoded.dictionary.to_pylist()] or [_UNWANTED],
+    def _metric_codes(self, names: pa.DictionaryArray) -> np.ndarray:
+        """Per row: the metric's code when the caller wants it, _DEVICE for the device name, else _UNWANTED.
+        The names come dictionary-encoded from the parser, so the catalogue is asked once per distinct name."""
+        lookup = np.array([self._code(name) for name in names.dictionary.to_pylist()] or [_UNWANTED],
                           dtype=np.int64)
-        return lookup[encoded.indices.to_numpy(zero_copy_only=False)]
+        return lookup[names.indices.to_numpy(zero_copy_only=False)]
 
     def _code(self, name: bytes) -> int:
         code = self.metric_codes.get(name)
@@ -213,8 +228,59 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
     positions = [header.index(c) for c in needed]
     required = max(positions) + 1  # fields a row must have to be read
     check_last_row(start, required)
+    # Text that repeats row after row (the kernel name on every metric row of its launch, the metric names, units,
+    # the launch ID) is dictionary-encoded by the parser: it is never copied per row, which is most of the file.
+    types = {c: pa.binary() if c == value_column else _DICTIONARY for c in needed}
 
     batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
+    read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE)
+    convert_options = pacsv.ConvertOptions(include_columns=needed, column_types=types, strings_can_be_null=False,
+                                           quoted_strings_can_be_null=False)
+    table = _read_parallel(start, read_options, convert_options, progress) if _uniform(start, width) else None
+    if table is not None:
+        for batch in table.to_batches():
+            batches.absorb(batch)
+        del table
+    else:
+        _read_serial(start, batches, required, positions, needed, types, read_options, convert_options, progress)
+    if not summary:
+        batches.check_shared_ids()
+    if not batches.parts.identity:
+        raise InputError(start.path, "the ncu table has a header but no metric rows (only rule results, or no "
+                                     "kernel was profiled)")
+    return _pivot(start, batches, summary)
+
+
+def _read_parallel(start: TableStart, read_options: pacsv.ReadOptions, convert_options: pacsv.ConvertOptions,
+                   progress: Callable[[int], None] | None) -> pa.Table | None:
+    """The whole page's needed columns at once, parsed on every core; None when a row has another width (their
+    order is unknown to a threaded parse, so such pages are read serially) or the parse fails (the serial read
+    then says why)."""
+    odd = []
+
+    def on_invalid(row: pacsv.InvalidRow) -> str:
+        odd.append(row.actual_columns)
+        return "skip"
+
+    with open_table(start, progress) as stream:
+        try:
+            table = pacsv.read_csv(stream, read_options=read_options,
+                                   parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
+                                   convert_options=convert_options)
+        except pa.ArrowInvalid:
+            return None
+    return None if odd else table
+
+
+def _uniform(start: TableStart, width: int) -> bool:
+    """Whether the sampled rows all have the metric rows' width (no rule rows of another width, no stray text)."""
+    return all(len(row) == width for row in start.sample_rows)
+
+
+def _read_serial(start: TableStart, batches: _Batches, required: int, positions: list[int], needed: list[str],
+                 types: dict[str, pa.DataType], read_options: pacsv.ReadOptions,
+                 convert_options: pacsv.ConvertOptions, progress: Callable[[int], None] | None) -> None:
+    """Batch by batch in file order; rows of another width are parsed one by one and read in their turn."""
     odd_rows: list[list[str]] = []
     unreadable: list[str] = []
 
@@ -232,18 +298,13 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
 
     with open_table(start) as stream:
         try:
-            reader = pacsv.open_csv(
-                stream,
-                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE),
-                parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
-                convert_options=pacsv.ConvertOptions(
-                    include_columns=needed, column_types={c: pa.binary() for c in needed},
-                    strings_can_be_null=False, quoted_strings_can_be_null=False),
-            )
+            reader = pacsv.open_csv(stream, read_options=read_options,
+                                    parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
+                                    convert_options=convert_options)
             for batch in reader:
                 batches.absorb(batch)
                 if len(odd_rows) >= _ODD_BATCH_ROWS:
-                    batches.absorb(_odd_batch(odd_rows, needed), in_order=False)
+                    batches.absorb(_odd_batch(odd_rows, needed, types), in_order=False)
                     odd_rows.clear()
                 if progress is not None:
                     progress(stream.tell())
@@ -254,18 +315,20 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
                                      f"{csv.field_size_limit():,} characters?), the first starting "
                                      f"{printable(unreadable[0])!r}")
     if odd_rows:
-        batches.absorb(_odd_batch(odd_rows, needed), in_order=False)
-    if not summary:
-        batches.check_shared_ids()
-    if not batches.parts.identity:
-        raise InputError(start.path, "the ncu table has a header but no metric rows (only rule results, or no "
-                                     "kernel was profiled)")
-    return _pivot(start, batches, summary)
+        batches.absorb(_odd_batch(odd_rows, needed, types), in_order=False)
 
 
-def _odd_batch(rows: list[list[str]], needed: list[str]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict({c: pa.array([r[i].encode() for r in rows], pa.binary())
-                                       for i, c in enumerate(needed)})
+def _odd_batch(rows: list[list[str]], needed: list[str], types: dict[str, pa.DataType]) -> pa.RecordBatch:
+    """Rows read one by one, as a batch of the same schema as the parser's."""
+    columns = {}
+    for i, c in enumerate(needed):
+        values = pa.array([r[i].encode() for r in rows], pa.binary())
+        columns[c] = values.dictionary_encode() if pa.types.is_dictionary(types[c]) else values
+    return pa.RecordBatch.from_pydict(columns)
+
+
+def _plain(values: pa.Array) -> pa.Array:
+    return values.dictionary_decode() if isinstance(values, pa.DictionaryArray) else values
 
 
 def _row_width(start: TableStart) -> int:

@@ -17,7 +17,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from ..errors import InputError
 
@@ -86,11 +86,12 @@ def printable(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def open_table(start: TableStart) -> "Utf8Stream":
-    """The file from its header on, as a stream the CSV parser can read whatever bytes the file holds."""
+def open_table(start: TableStart, progress: Callable[[int], None] | None = None) -> "Utf8Stream":
+    """The file from its header on, as a stream the CSV parser can read whatever bytes the file holds; with
+    `progress`, each read reports the position reached (for parsers that read the whole file in one call)."""
     handle = open(start.path, "rb")
     handle.seek(start.offset)
-    return Utf8Stream(handle)
+    return Utf8Stream(handle, progress)
 
 
 class Utf8Stream:
@@ -101,12 +102,15 @@ class Utf8Stream:
     they are; the rest goes through an incremental decoder, so a character split between two blocks stays whole.
     """
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: BinaryIO, progress: Callable[[int], None] | None = None) -> None:
         self.raw = raw
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._progress = progress
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.raw.read(size)
+        if self._progress is not None:
+            self._progress(self.raw.tell())
         if chunk.isascii() and not self._decoder.getstate()[0]:
             return chunk
         return self._decoder.decode(chunk, final=not chunk).encode("utf-8")

@@ -399,19 +399,45 @@ class _ScriptSafeEncoder(json.JSONEncoder):
 
 def chart_spec_json(chart: alt.TopLevelMixin) -> str:
     """The Vega-Lite spec as stable text: sorted keys, shortest round-trip floats, nothing time-dependent."""
-    return json.dumps(chart.to_dict(), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return _spec_text(chart.to_dict())
 
 
-def _render(chart: alt.TopLevelMixin, fmt: str) -> bytes:
+def _spec_text(spec: dict) -> str:
+    return json.dumps(spec, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _spec(chart: alt.TopLevelMixin) -> dict:
+    """The spec as Altair's save() builds it (data inlined, no row limit), built and validated once for every
+    format that is text: the spec file and the HTML page."""
+    with alt.data_transformers.enable("default"), alt.data_transformers.disable_max_rows():
+        return chart.to_dict(context={"pre_transform": False})
+
+
+def _render(chart: alt.TopLevelMixin, fmt: str, spec: dict | None = None) -> bytes:
     if fmt == "vl.json":
-        return chart_spec_json(chart).encode("utf-8")
+        return _spec_text(spec if spec is not None else chart.to_dict()).encode("utf-8")
+    if fmt == "html" and spec is not None:
+        from altair.utils.mimebundle import spec_to_mimebundle
+
+        from .vega_bundle import InlineTemplate
+
+        # What chart.save(format="html", inline=True) writes, from the spec already built, with the Vega bundle
+        # from the cache instead of rebuilt (render/vega_bundle.py).
+        page = spec_to_mimebundle(spec, format="html", mode="vega-lite", vega_version=alt.VEGA_VERSION,
+                                  vegalite_version=alt.VEGALITE_VERSION, vegaembed_version=alt.VEGAEMBED_VERSION,
+                                  embed_options=dict(EMBED_OPTIONS), template=InlineTemplate(),
+                                  json_kwds={"cls": _ScriptSafeEncoder, "sort_keys": True})
+        return page["text/html"].encode("utf-8")
     if fmt == "png":
         binary = io.BytesIO()
         chart.save(binary, format="png", scale_factor=1.0)
         return binary.getvalue()
     text = io.StringIO()
     if fmt == "html":
-        chart.save(text, format="html", inline=True, embed_options=dict(EMBED_OPTIONS),
+        from .vega_bundle import InlineTemplate
+
+        # Altair's inline=True page, with the Vega bundle from the cache instead of rebuilt (render/vega_bundle.py).
+        chart.save(text, format="html", template=InlineTemplate(), embed_options=dict(EMBED_OPTIONS),
                    json_kwds={"cls": _ScriptSafeEncoder, "sort_keys": True})
     else:
         chart.save(text, format="svg")
@@ -445,7 +471,8 @@ def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] =
             raise ValueError(f"unknown chart format {fmt!r}; expected one of {', '.join(FORMATS)}")
         if fmt not in wanted:
             wanted.append(fmt)
-    payloads = {fmt: _render(chart, fmt) for fmt in wanted}
+    spec = _spec(chart) if {"vl.json", "html"} & set(wanted) else None
+    payloads = {fmt: _render(chart, fmt, spec) for fmt in wanted}
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -13,8 +13,13 @@ from .names import short_kernel_name
 from .numbers import format_si as fmt_si
 from .safe_text import for_terminal
 
+if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
+    import pandas as pd
+
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "") -> Table:
+    import pandas as pd
+
     table = Table(title=title or None, show_lines=False, header_style="bold")
     for name, justify in (("#", "right"), ("kernel", "left"), ("launches", "right"), ("time", "right"),
                           ("share", "right"), ("FLOP/s", "right"), ("AI dram", "right"), ("bound", "left"),

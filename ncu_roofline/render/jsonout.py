@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..totals import run_totals
 from ..vocabulary import AI_COLUMNS
 
 JSON_SCHEMA_VERSION = 1
@@ -39,18 +40,16 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
 
 def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
                   top: int | None = None, model_points: pd.DataFrame | None = None) -> str:
-    """The analysis summary: totals over all kernels, then the first `top` ranked kernels."""
+    """The analysis summary: run notes, totals over all kernels (null where any kernel's value is unknown, with
+    the count and the reasons), then the first `top` ranked kernels."""
     shown = kernels if top is None else kernels.head(top)
+    totals = {k: v if isinstance(v, list) else clean(v) for k, v in run_totals(kernels, launches).items()}
     payload = {
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": "analysis",
         "metadata": metadata,
-        "totals": {
-            "kernels": int(len(kernels)),
-            "launches": int(launches["launches"].sum()) if len(launches) else 0,
-            "time_s": clean(float(kernels["time_s"].sum())),
-            "headroom_s": clean(float(kernels["headroom_s"].sum())),
-        },
+        "notes": json.loads(metadata.get("ncu_roofline.notes", "[]")),
+        "totals": totals,
         "kernels": records(shown, KERNEL_FIELDS),
     }
     if model_points is not None:  # `analyze --points`: the points on the run's roofs

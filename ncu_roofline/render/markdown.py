@@ -4,24 +4,41 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..totals import run_totals
 from .names import short_kernel_name
+from .numbers import cell as _cell
 from .numbers import format_si as fmt_si
 from .numbers import pct as _pct
 from .safe_text import for_markdown_code, for_terminal
 
 
-def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10) -> str:
-    """The summary: totals, inputs, ceilings, then the first `top` ranked kernels."""
-    total_time = float(kernels["time_s"].sum()) if len(kernels) else 0.0
-    total_headroom = float(kernels["headroom_s"].sum()) if len(kernels) else 0.0
+def totals_sentence(totals: dict) -> str:
+    """'GPU time 1 ms, recoverable at the roofs 0.2 ms (20.0%)', with unknown totals shown as unknown, and why."""
+    time_s, headroom = totals["time_s"], totals["headroom_s"]
+    time_text = fmt_si(time_s, "s")
+    if time_s is None and totals["time_s_known"] is not None:
+        time_text += f" (unknown for {totals['kernels_unknown_time']} kernels; {fmt_si(totals['time_s_known'], 's')}" \
+                     " over the others)"
+    text = f"GPU time {time_text}, recoverable at the roofs "
+    if headroom is not None:
+        return text + fmt_si(headroom, "s") + (f" ({headroom / time_s:.1%})" if time_s else "")
+    text += f"— (unknown for {totals['kernels_unknown_headroom']} of {totals['kernels']} kernels: " \
+            + "; ".join(totals["unknown_reasons"]) + ")"
+    if totals["headroom_s_known"] is not None:
+        text += f"; {fmt_si(totals['headroom_s_known'], 's')} over the kernels with roofs"
+    return text
+
+
+def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
+                      notes: list[str] = ()) -> str:
+    """The summary: totals (unknown where any kernel's is), inputs, ceilings, the first `top` ranked kernels, then
+    the run-level notes."""
+    totals = run_totals(kernels, launches)
     not_ok = int((launches["status"] != "ok").sum())
-    n_launches = int(launches["launches"].sum()) if len(launches) else 0
     lines = [
         "## ncu-roofline",
         "",
-        f"**{len(kernels)} kernels**, {n_launches} launches, GPU time {fmt_si(total_time, 's')}, "
-        f"recoverable at the roofs {fmt_si(total_headroom, 's')}"
-        + (f" ({total_headroom / total_time:.1%})" if total_time > 0 else "") + ".",
+        f"**{totals['kernels']} kernels**, {totals['launches']} launches, {totals_sentence(totals)}.",
         "",
         f"Inputs: {', '.join(for_markdown_code(path) for path in inputs)}. Ceilings: "
         f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}.",
@@ -38,8 +55,6 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             f"{fmt_si(row.headroom_s, 's')} |")
     if not_ok:
         lines += ["", f"{not_ok} launch rows carry a status other than `ok` (see `launches.parquet`)."]
-    invalid = int(launches["status"].astype(str).str.contains("invalid ", regex=False).sum())
-    if invalid:
-        lines += ["", f"{invalid} launch rows hold impossible values (a negative counter, a zero or negative time): "
-                      "they are left out of the totals above."]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
     return "\n".join(lines) + "\n"

@@ -4,9 +4,11 @@ and charts of analyze and compare all read the same ("2.00 TFLOP/s", "—" for u
 from __future__ import annotations
 
 import math
+import sys
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # pandas and numpy are imported by `positive` only: `ncu-roofline ceilings` starts without them
+    import pandas as pd
 
 _SI_PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 
@@ -16,7 +18,7 @@ def format_si(value: float | None, unit: str) -> str:
 
     One formatter for roof labels and tooltips, so a roof and a point that sit together read the same.
     """
-    if value is None or pd.isna(value) or not math.isfinite(value):
+    if _missing(value) or not math.isfinite(value):
         return "—"
     value = float(value)
     if value == 0:
@@ -30,7 +32,7 @@ def format_si(value: float | None, unit: str) -> str:
 
 def format_number(value: float) -> str:
     """Three significant digits, trailing zeros kept ("2.00", "0.500", "312"), like `format_si`."""
-    if value is None or pd.isna(value) or not math.isfinite(value):
+    if _missing(value) or not math.isfinite(value):
         return "—"
     if value == 0 or not 1e-3 <= abs(value) < 1e4:
         return f"{value:.3g}"
@@ -41,7 +43,16 @@ def format_number(value: float) -> str:
 
 def pct(value: float) -> str:
     """A share or fraction as a percentage with one decimal: 0.123 -> '12.3%'; '—' for unknown."""
-    return "—" if pd.isna(value) else f"{value:.1%}"
+    return "—" if _missing(value) else f"{value:.1%}"
+
+
+def _missing(value: object) -> bool:
+    """None, NaN, or pandas' NA/NaT. pandas is asked only once something has imported it (a value cannot be one of
+    its markers before that), so the GPU table of `ncu-roofline ceilings` is written without importing it."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and bool(pandas.isna(value))
 
 
 def cell(text: object) -> str:
@@ -51,5 +62,8 @@ def cell(text: object) -> str:
 
 def positive(series: pd.Series) -> pd.Series:
     """Finite and above zero: what a log axis can show."""
+    import numpy as np
+    import pandas as pd
+
     values = pd.to_numeric(series, errors="coerce").astype(float)
     return pd.Series(np.isfinite(values) & (values > 0), index=series.index)

@@ -1,0 +1,117 @@
+"""The Vega/Vega-Lite/Vega-Embed JavaScript that `roofline.html` inlines, built once per vl-convert version.
+
+`vl_convert.javascript_bundle()` rebuilds the same ~900 kB bundle on every call (about 1.4 s, most of a small
+run), so it is kept in the user's cache folder (platformdirs; `NCU_ROOFLINE_CACHE_DIR` overrides), one file per
+(vl-convert version, Vega-Lite version). The file starts with a header line holding the SHA-256 and length of the
+bundle; a file that does not match (cut short, damaged, written by something else) is rebuilt, never embedded. It is
+written to a temporary name and renamed, so a reader sees the whole file or none. The cache is only a speed-up:
+a folder that cannot be created, read or written means the bundle is built in memory, silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+ENV_CACHE_DIR = "NCU_ROOFLINE_CACHE_DIR"
+_HEADER = b"// ncu-roofline vega bundle sha256="
+
+
+def cache_dir() -> Path:
+    """Where bundles are kept: $NCU_ROOFLINE_CACHE_DIR, else the platform's user cache folder."""
+    override = os.environ.get(ENV_CACHE_DIR)
+    if override:
+        return Path(override)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ncu-roofline", appauthor=False))
+
+
+def vl_version() -> str:
+    """The Vega-Lite version Altair asks vl-convert for ('v6_1' style), as Altair's own inline template does."""
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    return vl_version_for_vl_convert()
+
+
+def bundle_path(directory: Path, vl: str) -> Path:
+    import vl_convert
+
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in f"{vl_convert.__version__}-{vl}")
+    return directory / f"vega-bundle-{safe}.js"
+
+
+def javascript_bundle(*, use_cache: bool = True) -> str:
+    """The bundle Altair's `inline=True` HTML embeds, from the cache when a sound copy is there."""
+    vl = vl_version()
+    path = None
+    if use_cache:
+        try:
+            path = bundle_path(cache_dir(), vl)
+        except Exception:  # no home folder, say: no cache
+            path = None
+    if path is not None:
+        cached = read_cached(path)
+        if cached is not None:
+            return cached
+    import vl_convert
+
+    bundle = vl_convert.javascript_bundle(vl_version=vl)
+    if path is not None:
+        store(path, bundle)
+    return bundle
+
+
+def read_cached(path: Path) -> str | None:
+    """The cached bundle, or None when it is absent, unreadable or does not match its header."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head, sep, body = data.partition(b"\n")
+    if not sep or not head.startswith(_HEADER):
+        return None
+    digest, _, length = head[len(_HEADER):].partition(b" bytes=")
+    if not length.isdigit() or int(length) != len(body) or hashlib.sha256(body).hexdigest().encode() != digest:
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def store(path: Path, bundle: str) -> bool:
+    """Write the bundle atomically (temporary file, then rename); False, and nothing left behind, on failure."""
+    body = bundle.encode("utf-8")
+    payload = _HEADER + hashlib.sha256(body).hexdigest().encode() + b" bytes=" + str(len(body)).encode() + b"\n" + body
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
+
+
+class InlineTemplate:
+    """Altair's inline HTML template with the bundle supplied, for `chart.save(..., template=InlineTemplate())`:
+    the page is the one `inline=True` writes, byte for byte, without asking vl-convert to rebuild the bundle."""
+
+    def __init__(self, bundle: str | None = None) -> None:
+        self.bundle = bundle
+
+    def render(self, **context: object) -> str:
+        from altair.utils.html import INLINE_HTML_TEMPLATE
+
+        script = self.bundle if self.bundle is not None else javascript_bundle()
+        return INLINE_HTML_TEMPLATE.render(vegaembed_script=script, **context)

@@ -1,0 +1,48 @@
+"""Start-up: the command imports what the subcommand needs and nothing else (issue #16). Checked in a fresh
+interpreter, since this test process has long imported everything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pandas", "pyarrow", "altair", "numpy", "vl_convert", "ncu_report", "jsonschema")
+
+PROBE = """
+import json, sys
+from ncu_roofline.cli import main
+sys.argv = ["ncu-roofline", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+else:
+    code = 0
+sys.stderr.write(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def imported_by(*args: str) -> tuple[int, set[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], capture_output=True, text=True,
+                          timeout=120)
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return report["code"], {name.split(".")[0] for name in report["modules"]}
+
+
+@pytest.mark.parametrize("args", [("--help",), ("analyze", "--help"), ("ceilings",), ("ceilings", "--json")])
+def test_start_up_does_not_import_the_data_stack(args):
+    code, modules = imported_by(*args)
+    assert code in (0, None)
+    assert sorted(set(HEAVY) & modules) == []
+
+
+def test_the_probe_does_see_imports():
+    """The check above can fail: the same probe sees pandas and pyarrow once a file is analysed."""
+    from conftest import FIXTURES
+
+    code, modules = imported_by("analyze", str(FIXTURES / "example_h100_raw.csv"), "--rows", "0")
+    assert code in (0, None)
+    assert {"pandas", "pyarrow", "numpy"} <= modules
