@@ -110,7 +110,7 @@ def test_a_damaged_report_is_read_whole_or_refused_with_its_reason(tmp_path, rep
         outcomes.append("read")
         if not analysed:
             analysed = True
-            result = analyze(path)
+            result = analyze(path, allow_empty=True)  # values are the point here, roofs or not
             for frame in (result.launches, result.kernels):
                 assert frame["status"].notna().all()
                 for column in frame.select_dtypes("number").columns:
