@@ -23,6 +23,7 @@ from .pipeline import evaluate, refuse_without_roofline_metrics
 from .rank import rank_kernels
 from .readers import expand_paths, read_inputs
 from .run_notes import gap_notes, nothing_placed_message, unplaced_note
+from .validity import flag_invalid_values, invalid_value_notes
 from .vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
 
 SCHEMA_VERSION = "1"
@@ -140,20 +141,25 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     catalogue = catalogue or load_catalogue()
     # An unknown --gpu fails early, before reading large inputs; its row then stands for every device.
     forced = resolve_devices([], gpu) if gpu else None
-    files = expand_paths(paths)
+    path_notes: list[str] = []
+    files = expand_paths(paths, path_notes)
     digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
-    raw = read_inputs(files, catalogue.wants, progress)
-    reports = set(raw.attrs.get("report_sources", ()))
-    reader_notes = list(raw.attrs.get("run_notes", ()))
+    read = read_inputs(files, catalogue.wants, progress)
+    reports = set(read.attrs.get("report_sources", ()))
+    reader_notes = [*path_notes, *read.attrs.get("run_notes", ())]
     if nvtx_include:
-        raw = filter_nvtx(raw, nvtx_include)
-        if raw.empty:
+        read = filter_nvtx(read, nvtx_include)
+        if read.empty:
             raise InputError(None, f"no launch has an NVTX range matching --nvtx-include {nvtx_include!r}")
+    raw = flag_invalid_values(read, catalogue.is_timing)  # impossible values: null, named, out of the totals
+    reader_notes += invalid_value_notes(raw)
     options = _ceiling_options(forced or resolve_devices(raw["device_name"]), gpu, ceilings, clock)
     gaps: list[Gap] = []
     launches = evaluate(raw, catalogue, options, gaps)
+    launches["_invalid"] = raw["_invalid"].to_numpy()
     if not allow_empty:
-        refuse_without_roofline_metrics(raw, catalogue, reports)
+        # on the values as read: a file whose only counters are impossible values is analysed and flagged
+        refuse_without_roofline_metrics(read, catalogue, reports)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     if group_by_op:

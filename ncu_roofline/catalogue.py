@@ -211,6 +211,10 @@ class Catalogue:
                 names.update(definition.when.names)
         return names
 
+    def is_timing(self, name: str) -> bool:
+        """Whether metric `name` measures time or a clock ([timing] metrics): a value that must be positive."""
+        return any(fnmatch.fnmatchcase(name, glob) for glob in self.timing)
+
     def counts_work(self, name: str, quantities: tuple[str, ...]) -> bool:
         """Whether metric `name` is a work or traffic counter of one of `quantities`: read by one of their
         definitions and not an input of a time or clock quantity (a duration alone gives no roofline)."""

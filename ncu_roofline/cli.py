@@ -5,6 +5,8 @@ Exit codes: 0 success, 1 a gate the user asked for failed, 2 bad input (one line
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +15,8 @@ from typing import Callable, Iterator, List, Optional
 import typer
 
 from .errors import InputError
+from .render.output_set import OutputSet, check_distinct_outputs
+from .render.safe_text import for_terminal
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Hierarchical roofline analysis of Nsight Compute (ncu) exports and reports.")
@@ -24,15 +28,16 @@ from .cli_model import ceilings_compare, model_app  # noqa: E402  (the analytic 
 app.add_typer(model_app, name="model")
 ceilings_app.command("compare")(ceilings_compare)
 
-from .cli_io import _formats, chart_link, stderr, stdout, user_errors  # noqa: E402
+from .cli_io import _formats, _precisions, chart_link, on_sigterm, stderr, stdout, user_errors  # noqa: E402
 
 
 @app.command()
 def analyze(
-    inputs: List[Path] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
+    # str, not Path: Path("") is ".", and an empty argument (an unset variable) must not mean the current folder
+    inputs: List[str] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
     clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
@@ -41,8 +46,8 @@ def analyze(
                                                               "'op' (PyTorch operator, from emit_nvtx ranges)."),
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
-    summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
+    summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
+    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
     history: Optional[Path] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
@@ -64,13 +69,23 @@ def analyze(
     from .render.console import print_summary
 
     with user_errors():
+        out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
+            _path(json_arg, "--json")
+        ceilings = _checked_text(ceilings, "--ceilings")
+        formats = _formats(fmt)  # every option is checked before anything is read or written
+        precisions = _precisions(precision, out)
+        from .render.outputs import OUTPUT_NAMES
+
+        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         if group_by not in {"kernel", "nvtx", "op"}:
             raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
+        if open_html and out is None:
+            raise InputError(None, "--open needs -o DIR (the chart is written there)")
         if history is not None:  # a bad or taken run id, or a bad label, fails before any input is read
             from .history import prepare_run
 
             run_id, labels = prepare_run(history, run_id, label, replace=replace)
-        with _progress(inputs) as progress:
+        with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
                                   group_by_op=group_by == "op",
                                   nvtx_include=nvtx_include, progress=progress, points=points,
@@ -79,17 +94,25 @@ def analyze(
             unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
             if unmatched:
                 stderr.print(f"ncu-roofline: {len(unmatched)} point(s) match no kernel (drawn unjoined): "
-                             + ", ".join(unmatched), markup=False, highlight=False, soft_wrap=True)
-        written: list[Path] = []
-        if out is not None:
-            written = result.write(out, formats=_formats(fmt), top=top, precisions=_formats(precision))
+                             + for_terminal(", ".join(unmatched)), markup=False, highlight=False, soft_wrap=True)
+        with OutputSet(result.input_paths) as outputs:  # every file of the run in place, or none
+            if out is not None:
+                from .render.outputs import stage_outputs
+
+                stage_outputs(out, outputs, launches=result.launches, kernels=result.kernels,
+                              metadata=result.metadata(), ctx=result.chart_context(top), inputs=result.input_paths,
+                              formats=formats, model_points=result.model_points, model_pairs=result.model_pairs,
+                              precisions=precisions)
+            planned = [] if out is None else [out / f"roofline.{f}" for f in ("html", *formats)]
+            to_stdout = [_emit(outputs, summary_md,
+                               lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md))),
+                         _emit(outputs, json_out, lambda: result.json(top=rows or 10))]
+            written = [p for p in outputs.commit() if out is not None and p.parent == out]
         if history is not None:
             from .history import append_analysis
 
             append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
-        _emit(summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(written, summary_md)),
-              result.input_paths)
-        _emit(json_out, lambda: result.json(top=rows or 10), result.input_paths)
+        sys.stdout.write("".join(text for text in to_stdout if text))
         if rows and str(json_out) != "-":
             print_summary(result.kernels, top=rows, console=stdout,
                           title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
@@ -100,15 +123,16 @@ def analyze(
             stdout.print(totals_sentence(run_totals(result.kernels, result.launches)) + ".", highlight=False,
                          markup=False)
             for note in result.notes:
-                stdout.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+                stdout.print(f"note: {for_terminal(note)}", highlight=False, markup=False, soft_wrap=True)
             if result.model_points is not None:
                 from .render.model_console import model_match_table
 
                 stdout.print(model_match_table(result.kernels, top=rows))
             for path in written:
-                stdout.print(f"wrote {path}", highlight=False)
+                stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
             if history is not None:
-                stdout.print(f"appended run {run_id} to {history}", highlight=False)
+                stdout.print(f"appended run {for_terminal(run_id)} to {for_terminal(history)}", highlight=False,
+                             markup=False)
         if open_html:
             if out is None:
                 raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -131,22 +155,22 @@ def show(
 
 @app.command()
 def compare(
-    base: Path = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
-    head: Path = typer.Argument(..., help="The run to judge, in any of the same forms."),
+    base: str = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
+    head: str = typer.Argument(..., help="The run to judge, in any of the same forms."),
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable: 'time_s>+5%', "
                                                              "'roofline_fraction<-0.05', 'total:time_s>+2%'."),
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
     clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
     group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
-    summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
+    summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
+    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
@@ -156,9 +180,17 @@ def compare(
     from .render.compare_console import print_comparison
     from .render.compare_json import comparison_json
     from .render.compare_markdown import comparison_markdown
-    from .render.compare_outputs import write_comparison
 
     with user_errors():
+        out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
+            _path(json_arg, "--json")
+        ceilings = _checked_text(ceilings, "--ceilings")
+        formats = _formats(fmt)
+        if formats and out is None:
+            raise InputError(None, "--format needs -o DIR (the chart is written there)")
+        from .render.compare_outputs import OUTPUT_NAMES
+
+        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         if group_by not in {"kernel", "nvtx"}:
             raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
@@ -167,21 +199,30 @@ def compare(
                 for path in (base, head)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
-            stderr.print(f"ncu-roofline: warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+            stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
+                         soft_wrap=True)
         info = result.info()
-        written = []
-        if out is not None:
-            written = write_comparison(out, kernels=result.kernels, totals=result.totals, info=info,
-                                       base_kernels=result.base.kernels, head_kernels=result.head.kernels,
-                                       ctx=result.chart_context(top), inputs=result.input_paths,
-                                       formats=["vl.json", "html", *_formats(fmt)])
-        _emit(summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10),
-              result.input_paths)
-        _emit(json_out, lambda: comparison_json(result.kernels, result.totals, info), result.input_paths)
+        with OutputSet(result.input_paths) as outputs:  # every file of the run in place, or none
+            if out is not None:
+                from .render.compare_outputs import stage_comparison
+
+                stage_comparison(out, outputs, kernels=result.kernels, totals=result.totals, info=info,
+                                 base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                                 ctx=result.chart_context(top), inputs=result.input_paths, formats=formats)
+            to_stdout = [_emit(outputs, summary_md,
+                               lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10)),
+                         _emit(outputs, json_out, lambda: comparison_json(result.kernels, result.totals, info))]
+            written = [p for p in outputs.commit() if out is not None and p.parent == out]
+        sys.stdout.write("".join(text for text in to_stdout if text))
         if str(json_out) != "-":
             print_comparison(result.kernels, result.totals, info, top=rows, console=stdout)
             for path in written:
-                stdout.print(f"wrote {path}", highlight=False)
+                stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
+        if result.unjudged:
+            gate = result.unjudged[0]
+            what = "the totals" if gate.gate.scope == "total" else "any kernel"
+            raise InputError(None, f"--fail-on {gate.gate.text!r} could not judge {what} ({gate.skipped} without a "
+                                   "known change): a gate that checks nothing is not a pass")
     if not result.passed:
         raise typer.Exit(1)
 
@@ -266,25 +307,87 @@ def _progress(inputs: list[Path]) -> Iterator[object]:
         yield progress
 
 
-def _emit(dest: Optional[Path], text: Callable[[], str], inputs: list[Path]) -> None:
-    """A summary to `dest` ('-': stdout), never over an input; nothing when no destination was asked for."""
-    if dest is None:
-        return
-    if str(dest) == "-":
-        sys.stdout.write(text())
-        return
-    from .render.files import write_atomic
+def _checked_text(value: Optional[str], option: str) -> Optional[str]:
+    """Paths arrive as text, not click.Path: click would stat and access-check them itself and answer in its
+    multi-line box, and Path("") is "." (an unset variable would mean the current folder)."""
+    if value is not None and not value.strip():
+        raise InputError(None, f"{option} was given an empty path ('')")
+    return value
 
-    write_atomic(dest, text().encode(), inputs=inputs)
+
+def _path(value: Optional[str], option: str) -> Optional[Path]:
+    checked = _checked_text(value, option)
+    return None if checked is None else Path(checked)
+
+
+def _write_summary(dest: Optional[Path], text: Callable[[], str], inputs: list[Path]) -> None:
+    """A summary on its own ('-': stdout), never over an input, a link or a device (`history`'s outputs)."""
+    with OutputSet(inputs) as outputs:
+        printed = _emit(outputs, dest, text)
+        outputs.commit()
+    if printed:
+        sys.stdout.write(printed)
+
+
+def _emit(outputs: OutputSet, dest: Optional[Path], text: Callable[[], str]) -> Optional[str]:
+    """A summary staged with the run's other files; for '-', the text to print once they are in place."""
+    if dest is None:
+        return None
+    if str(dest) == "-":
+        return text()
+    outputs.stage(dest, text().encode())
+    return None
 
 
 from .cli_history import register as _register_history  # noqa: E402  (history, batch: thin like the rest)
 
-_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr, formats=_formats, emit=_emit)
+_register_history(app, user_errors=user_errors, stdout=stdout, stderr=stderr, formats=_formats,
+                  emit=_write_summary)
 
 
 def main() -> None:
-    app()
+    """Run the command, then leave without interpreter finalization (`os._exit`), output flushed first.
+
+    Why: the CSV readers hand pyarrow a Python stream (`readers.text.Utf8Stream`); Arrow's IO threads wrap each block
+    read in a PyBuffer and may drop the last one just after the command returns. A thread that wants the GIL once
+    CPython has begun finalizing is ended with pthread_exit, whose forced unwind through Arrow's noexcept frames calls
+    std::terminate: "terminate called without an active exception", exit -6, about 2 runs in 100 on a file that is
+    refused at once (fixtures/bad/raw_header_only.csv; backtrace: PyBuffer::~PyBuffer -> PyGILState_Ensure ->
+    take_gil -> PyThread_exit_thread). Nothing the process must do is left to finalization: outputs are closed and
+    renamed before the command returns.
+    """
+    code: int = 0
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        app()
+    except SystemExit as done:
+        code = _exit_code(done.code)
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:  # a bug: show it as the interpreter would, then leave the same way
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    _leave(code)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _leave(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Its own module so that command modules (`cli.py`, `cli_model.py`) import it, nev
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from typing import Iterator, Optional
@@ -14,6 +15,7 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
+from .render.safe_text import for_terminal
 
 # Logs and pipes get a wide table instead of rich's 80-column default, or the width COLUMNS asks for.
 _PIPE_WIDTH = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160
@@ -22,7 +24,8 @@ stderr = Console(stderr=True)
 
 
 def fail(error: InputError) -> None:
-    stderr.print(f"ncu-roofline: error: {error.line()}", markup=False, highlight=False, soft_wrap=True)
+    # for_terminal: a path or name holding a line break or an ESC sequence must not break the one line or the terminal
+    stderr.print(f"ncu-roofline: error: {for_terminal(error.line())}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -33,13 +36,44 @@ def user_errors() -> Iterator[None]:
         yield
     except InputError as error:
         fail(error)
+    except Terminated:
+        stderr.print("ncu-roofline: terminated")
+        raise typer.Exit(128 + signal.SIGTERM) from None
     except KeyboardInterrupt:
         stderr.print("ncu-roofline: interrupted")
         raise typer.Exit(130) from None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so that every `finally` and cleanup runs for it too."""
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def _formats(value: Optional[str]) -> list[str]:
-    return [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+    """Extra chart formats, checked before anything is read or written."""
+    from .render.outputs import EXTRA_FORMATS
+
+    formats = [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+    unknown = [f for f in formats if f not in EXTRA_FORMATS]
+    if unknown:
+        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
+    return formats
+
+
+def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:
+    """`--precision fp32,tensor`: one extra chart per precision, checked before anything is read or written."""
+    from .vocabulary import PRECISIONS
+
+    wanted = [p.strip().lower() for p in (value or "").split(",") if p.strip()]
+    unknown = [p for p in wanted if p not in PRECISIONS]
+    if unknown:
+        raise InputError(None, f"unknown --precision {', '.join(unknown)}; choose from {', '.join(PRECISIONS)}")
+    if wanted and out is None:
+        raise InputError(None, "--precision needs -o DIR (the charts are written there)")
+    return wanted
 
 
 def chart_link(written: list, summary: Optional[object]) -> Optional[str]:

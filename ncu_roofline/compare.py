@@ -58,8 +58,13 @@ class Comparison:
 
     @property
     def passed(self) -> bool:
-        """True when every gate passed (trivially, when there are none)."""
-        return all(result.passed for result in self.gates)
+        """True when every gate passed (trivially, when there are none); a gate that judged nothing did not."""
+        return all(result.passed and result.judged for result in self.gates)
+
+    @property
+    def unjudged(self) -> list[GateResult]:
+        """Gates that could judge no kernel (or no total): the CLI makes these an error, exit 2."""
+        return [result for result in self.gates if not result.judged]
 
     @property
     def labels(self) -> tuple[str, str]:

@@ -77,6 +77,13 @@ class GateResult:
     failures: list[dict[str, object]] = field(default_factory=list)  # one per failing kernel, or the totals
 
     @property
+    def judged(self) -> bool:
+        """Whether the gate looked at anything: in `compare`, one that judged no kernel (a broken report, no match,
+        every value unknown) has proven nothing and is an error, never a pass (history gates over a single run
+        judge nothing by design and keep `passed`)."""
+        return self.checked > 0
+
+    @property
     def passed(self) -> bool:
         return not self.failures
 
@@ -92,7 +99,10 @@ def parse_gate(text: str) -> Gate:
     metric = match["metric"]
     if metric not in GATE_METRICS:
         raise InputError(None, f"--fail-on {text!r}: unknown metric {metric!r}; choose from {', '.join(GATE_METRICS)}")
-    return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=float(match["number"]),
+    threshold = float(match["number"])
+    if not math.isfinite(threshold):  # "1e999" overflows to inf, which no change can pass
+        raise InputError(None, f"--fail-on {text!r}: the threshold {match['number']} is beyond any finite number")
+    return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=threshold,
                 relative=bool(match["pct"]))
 
 

@@ -42,6 +42,9 @@ def group_keys(by_nvtx: bool) -> list[str]:
 def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per kernel group from evaluated launch rows: sums, ratios of sums, group roofs and status."""
     frame = launches.copy()
+    invalid = frame["_invalid"].to_numpy(dtype=bool) if "_invalid" in frame else np.zeros(len(frame), dtype=bool)
+    if invalid.any():  # a launch with an impossible value adds nothing to any total (validity.py)
+        frame.loc[invalid, [c for c in SUMMED if c in frame]] = 0.0
     for key in keys:
         frame[key] = frame[key].astype("object").where(frame[key].notna(), "")
     codes, index = pd.factorize(pd.MultiIndex.from_frame(frame[keys]), sort=True) if len(frame) \
@@ -63,7 +66,25 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         out[def_column(quantity)] = _distinct(frame, def_column(quantity))
     out["ceiling_source"] = _distinct(frame, "ceiling_source")
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
+    if invalid.any():
+        _left_out(frame, out, invalid)
     return out
+
+
+def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:
+    """Say, per group, how many launches were left out of its totals; a group of nothing but such launches has
+    no totals at all (not zeros)."""
+    excluded = pd.Series(invalid * frame["launches"].to_numpy(dtype=np.int64)).groupby(
+        frame["_group"].to_numpy(), sort=True).sum().reindex(range(len(out)), fill_value=0).to_numpy()
+    launches = out["launches"].to_numpy(dtype=np.int64)
+    empty = excluded >= launches
+    out.loc[empty, [c for c in SUMMED if c in out]] = np.nan
+    _recompute_ratios(out)
+    note = pd.Series(excluded).astype(str) + " of " + pd.Series(launches).astype(str) \
+        + " launches left out of the totals (impossible values, see launches.parquet)"
+    status = out["status"].astype("object").to_numpy()
+    has = excluded > 0
+    out["status"] = np.where(has, np.where(status == "ok", note, note + "; " + status.astype(str)), status)
 
 
 def _sum_or_null(frame: pd.DataFrame, grouped, column: str) -> np.ndarray:

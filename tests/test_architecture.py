@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "readers": 1,
     **dict.fromkeys(("catalogue", "derive", "ceilings", "gpus", "rank", "group", "pipeline", "collect", "gates",
                      "user_ceilings", "ceilings_template", "ridges", "roofs", "model", "torch_ranges",
-                     "history_gates", "run_notes", "totals"), 2),
+                     "history_gates", "run_notes", "totals", "validity"), 2),
     "render": 3,
     **dict.fromkeys(("analysis", "compare", "__init__", "history", "history_series", "history_report", "batch",
                      "select"), 4),

@@ -72,7 +72,7 @@ def test_group_by_op_relabels_launches():
 
 
 def test_analyze_group_by_op_sums_an_operators_kernels(monkeypatch):
-    monkeypatch.setattr(analysis_module, "expand_paths", lambda paths: [])
+    monkeypatch.setattr(analysis_module, "expand_paths", lambda paths, notes=None: [])
     monkeypatch.setattr(analysis_module, "read_inputs", lambda files, wanted, progress=None: torch_launches())
     result = analyze(["linear.ncu-rep"], group_by_op=True, gpu="H100 PCIe")
     kernels = result.kernels.set_index("kernel_name")

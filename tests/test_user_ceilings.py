@@ -79,14 +79,14 @@ def test_bad_values_are_refused_in_one_line_naming_the_file(tmp_path, body, comp
 
 
 def test_missing_file_and_directory(tmp_path):
-    with pytest.raises(InputError, match="not found") as caught:
+    with pytest.raises(InputError, match="no such ceilings file") as caught:
         load_user_ceilings(tmp_path / "nope.toml")
     assert "nope.toml" in str(caught.value)
-    with pytest.raises(InputError, match="directory"):
+    with pytest.raises(InputError, match="is a folder, not a ceilings file"):
         load_user_ceilings(tmp_path)
 
 
-@given(key=st.sampled_from(PEAK_KEYS), value=st.floats(min_value=1e-300, max_value=1e300))
+@given(key=st.sampled_from(PEAK_KEYS), value=st.floats(min_value=1e6, max_value=1e18))
 def test_any_positive_base_value_round_trips(tmp_path_factory, key, value):
     path = write(tmp_path_factory.mktemp("c"), f"[peaks]\n{key} = {value!r}\n")
     assert load_user_ceilings(path).peaks == {key: value}

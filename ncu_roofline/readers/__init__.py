@@ -8,7 +8,6 @@ the sequence of launches of one kernel does not. See `align.py`.
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,38 +19,17 @@ from ..errors import InputError
 from ..launch_table import metric_columns
 from .align import align_parts
 from .csv_export import read_csv_export
+from .input_files import check_regular_file, expand_paths
+from .report_damage import check_report_launches
 from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
 
-_SUFFIXES = (".csv", ".txt", ".ncu-rep", ".ncu-repz", ".nsight-cuprof-report")
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named, directories (their ncu exports and reports, sorted) and globs, in a stable order."""
-    files: list[Path] = []
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_SUFFIXES))
-            if not found:
-                raise InputError(path, "the folder holds no ncu exports (.csv, .txt) or reports (.ncu-rep)")
-            files.extend(found)
-        elif not path.exists() and any(ch in str(item) for ch in "*?["):
-            matches = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if os.path.isfile(p))
-            if not matches:
-                raise InputError(item, "no file matches this pattern")
-            files.extend(matches)
-        else:
-            files.append(path)
-    return list(dict.fromkeys(files))
+__all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs"]
 
 
 def read_file(path: Path, wanted: Callable[[str], bool],
               progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Read one file of any supported form into a LaunchTable; `attrs["report"]` says whether it was a report."""
-    if not path.exists():
-        raise InputError(path, "no such file")
-    if path.is_dir():
-        raise InputError(path, "is a folder, not a file")
+    check_regular_file(path)
     try:
         with open(path, "rb") as handle:
             head = handle.read(4)
@@ -60,7 +38,7 @@ def read_file(path: Path, wanted: Callable[[str], bool],
     # zip and gzip are not ncu formats, but a file holding them is most likely a packed report: let the report
     # reader say what it is not.
     if looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b")):
-        table = read_ncu_rep(path, wanted=wanted)
+        table = check_report_launches(read_ncu_rep(path, wanted=wanted), path)
         table.attrs["report"] = looks_like_ncu_rep(head)
         return table
     return read_csv_export(path, wanted, progress)

@@ -7,6 +7,7 @@ kernel name becomes U+FFFD instead of an error.
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import numpy as np
@@ -17,6 +18,7 @@ import pyarrow.compute as pc
 from .units import unit_factor
 
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+_GROUPED = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$"
 # ncu's own word for "not available"; a null that needs no note.
 _NOT_AVAILABLE = {b"", b"n/a", b"N/A", b"-"}
 
@@ -37,7 +39,11 @@ DEVICE_NAME_METRIC = "device__attribute_display_name"
 
 def parse_numbers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Bytes like b"1,234.5" -> float64; returns (values with NaN where not a finite number, mask of non-numbers
-    that were not ncu's n/a or empty, i.e. worth a note)."""
+    that were not ncu's n/a or empty, i.e. worth a note).
+
+    A comma is a thousands separator only between groups of three digits before the point: "1,234,567.5" is a
+    number, "1,2,3" and "1.234,5" (a decimal comma) are not, rather than 123 and 1.2345.
+    """
     if values.null_count == 0:
         try:  # the common case, every value a number: one literal replace and a cast, no regex
             numbers = pc.cast(pc.cast(pc.replace_substring(values, b",", b""), pa.string()), pa.float64())
@@ -46,17 +52,33 @@ def parse_numbers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         else:
             out = numbers.to_numpy(zero_copy_only=False).astype("float64", copy=True)
             odd = ~np.isfinite(out)  # the cast reads "nan" and "inf", which are no measurement
+            odd |= _bad_grouping(values)
             out[odd] = np.nan
             return out, odd
-    cleaned = pc.replace_substring_regex(values, r"[\s,\"]", b"")
+    trimmed = pc.replace_substring_regex(values, r"[\s\"]", b"")
+    cleaned = pc.replace_substring(trimmed, b",", b"")
     valid = pc.fill_null(pc.match_substring_regex(cleaned, _NUMBER), False)
     numbers = pc.cast(pc.cast(pc.if_else(valid, cleaned, pa.scalar(b"0", pa.binary())), pa.string()), pa.float64())
     out = numbers.to_numpy(zero_copy_only=False).astype("float64", copy=True)
-    valid_np = valid.to_numpy(zero_copy_only=False) & np.isfinite(out)  # "1e999" is no measurement
+    valid_np = valid.to_numpy(zero_copy_only=False) & np.isfinite(out) & ~_bad_grouping(trimmed)  # "1e999" too
     out[~valid_np] = np.nan
     not_available = pc.fill_null(pc.is_in(cleaned, value_set=pa.array(sorted(_NOT_AVAILABLE), pa.binary())), True)
     odd = ~valid_np & ~not_available.to_numpy(zero_copy_only=False)
     return out, odd
+
+
+def _bad_grouping(values: pa.Array) -> np.ndarray:
+    """Values holding a comma that is not a thousands separator between groups of three digits."""
+    commas = pc.fill_null(pc.match_substring(values, b","), False)
+    if not pc.any(commas).as_py():
+        return np.zeros(len(values), dtype=bool)
+    grouped = pc.fill_null(pc.match_substring_regex(values, _GROUPED), False)
+    return pc.and_(commas, pc.invert(grouped)).to_numpy(zero_copy_only=False)
+
+
+def grouping_ok(text: str) -> bool:
+    """The scalar form of the thousands-separator rule, for identity fields parsed one distinct value at a time."""
+    return "," not in text or re.match(_GROUPED, text.strip()) is not None
 
 
 def unit_factors(units: pa.Array) -> tuple[np.ndarray, list[str]]:
@@ -113,6 +135,8 @@ def _integer(text: str) -> object:
 
 
 def _number(text: str) -> object:
+    if not grouping_ok(text):
+        return pd.NA
     try:
         number = float(text.replace(",", ""))
     except ValueError:

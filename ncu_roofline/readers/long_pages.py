@@ -76,13 +76,17 @@ class _Batches:
         self.metric_index: dict[str, int] = {}  # metric -> code, in order of first sight
         self.summary_keys: dict[bytes, int] = {}
         self.last_key: int | None = None
+        self.run_last_key: int | None = None
+        self.last_name: object = None
+        self.run_keys: list[np.ndarray] = []  # the launch key of each run of consecutive rows
         self.parts = _Parts()
 
     @property
     def metric_names(self) -> list[str]:
         return list(self.metric_index)
 
-    def absorb(self, batch: pa.RecordBatch) -> None:
+    def absorb(self, batch: pa.RecordBatch, in_order: bool = True) -> None:
+        """`in_order`: the batch is the next stretch of the file (rows of another width come later, gathered)."""
         if batch.num_rows == 0:
             return
         launch = self._launch_keys(batch)
@@ -92,6 +96,8 @@ class _Batches:
         starts = np.flatnonzero(np.concatenate(([True], launch[1:] != launch[:-1])))
         unique, first = np.unique(launch[starts], return_index=True)
         first = starts[first]
+        if in_order and not self.summary:
+            self._check_runs(batch, launch)
         if launch[0] == self.last_key:
             unique, first = unique[unique != self.last_key], first[unique != self.last_key]
         self.last_key = launch[-1]
@@ -125,6 +131,44 @@ class _Batches:
             self.parts.device_keys.append(launch[devices])
             self.parts.device_names.append(batch.column(self.value_column).take(pa.array(devices)))
 
+    def _check_runs(self, batch: pa.RecordBatch, launch: np.ndarray) -> None:
+        """ncu writes each launch's rows together: an ID that comes back after another launch's rows, or whose
+        rows name two kernels, is two launches sharing one ID. Merging them would lose one silently."""
+        change = np.flatnonzero(launch[1:] != launch[:-1]) + 1
+        continued = launch[0] == self.run_last_key
+        starts = change if continued else np.concatenate([[0], change]).astype(np.int64)
+        self.run_last_key = launch[-1]
+        self.run_keys.append(launch[starts])
+        if "Kernel Name" not in batch.schema.names:
+            return
+        names = batch.column("Kernel Name")
+        same = launch[1:] == launch[:-1]
+        if same.any():
+            if isinstance(names, pa.DictionaryArray):  # one dictionary per batch: equal text, equal index
+                codes = names.indices.to_numpy(zero_copy_only=False)
+                differs = codes[1:] != codes[:-1]
+            else:
+                differs = pc.not_equal(names.slice(1), names.slice(0, len(names) - 1)).to_numpy(zero_copy_only=False)
+            clash = np.flatnonzero(same & differs)
+            if clash.size:
+                self._refuse_shared_id(int(launch[clash[0] + 1]), "its rows name two kernels")
+        if continued and names[0].as_py() != self.last_name:
+            self._refuse_shared_id(int(launch[0]), "its rows name two kernels")
+        self.last_name = names[len(names) - 1].as_py()
+
+    def check_shared_ids(self) -> None:
+        if not self.run_keys:
+            return
+        unique, counts = np.unique(np.concatenate(self.run_keys), return_counts=True)
+        if (counts > 1).any():
+            self._refuse_shared_id(int(unique[counts > 1][0]), f"its rows come in {counts[counts > 1][0]} separate "
+                                                               "blocks" + (f" ({int((counts > 1).sum())} IDs do so)"
+                                                                           if (counts > 1).sum() > 1 else ""))
+
+    def _refuse_shared_id(self, key: int, why: str) -> None:
+        raise InputError(self.start.path, f"launch ID {key} is used by two launches ({why}; IDs written 1, 01, +1 "
+                                          "and 1.0 are one ID): the details page is damaged or was edited")
+
     def _launch_keys(self, batch: pa.RecordBatch) -> np.ndarray:
         """int64 per row: the launch ID (details), or a code per (process, kernel, shape, device) (summary)."""
         if self.summary:
@@ -137,7 +181,7 @@ class _Batches:
             return codes[pc.index_in(joined, value_set=unique).to_numpy(zero_copy_only=False)]
         column = batch.column("ID")  # dictionary-encoded: each launch's ID is parsed once, not once per metric row
         ids, _ = parse_numbers(column.dictionary)
-        bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0)
+        bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0) | (ids < 0)
         indices = column.indices.to_numpy(zero_copy_only=False)
         if bad.any():
             row = int(np.argmax(bad[indices]))
@@ -199,6 +243,8 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
         del table
     else:
         _read_serial(start, batches, required, positions, needed, types, read_options, convert_options, progress)
+    if not summary:
+        batches.check_shared_ids()
     if not batches.parts.identity:
         raise InputError(start.path, "the ncu table has a header but no metric rows (only rule results, or no "
                                      "kernel was profiled)")
@@ -258,7 +304,7 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
             for batch in reader:
                 batches.absorb(batch)
                 if len(odd_rows) >= _ODD_BATCH_ROWS:
-                    batches.absorb(_odd_batch(odd_rows, needed, types))
+                    batches.absorb(_odd_batch(odd_rows, needed, types), in_order=False)
                     odd_rows.clear()
                 if progress is not None:
                     progress(stream.tell())
@@ -269,7 +315,7 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
                                      f"{csv.field_size_limit():,} characters?), the first starting "
                                      f"{printable(unreadable[0])!r}")
     if odd_rows:
-        batches.absorb(_odd_batch(odd_rows, needed, types))
+        batches.absorb(_odd_batch(odd_rows, needed, types), in_order=False)
 
 
 def _odd_batch(rows: list[list[str]], needed: list[str], types: dict[str, pa.DataType]) -> pa.RecordBatch:
@@ -328,27 +374,38 @@ def _pivot(start: TableStart, batches: _Batches, summary: bool) -> pd.DataFrame:
 
     metric_index = batches.metric_names
     matrix = np.full((n, len(metric_index)), np.nan)
+    conflicts = None
     if parts.keys:
         rows = np.searchsorted(launch_keys, np.concatenate(parts.keys))
-        matrix[rows, np.concatenate(parts.codes)] = np.concatenate(parts.values)
+        codes, values = np.concatenate(parts.codes), np.concatenate(parts.values)
+        matrix[rows, codes] = values
+        repeated = _repeated_cells(rows, codes, values, len(metric_index))
+        if repeated is not None:
+            settled, conflicts = repeated
+            matrix[settled["row"].to_numpy(), settled["code"].to_numpy()] = settled["value"].to_numpy()
 
     identity = identity_frame(identity_columns, str(start.path))
     identity["launch_id"] = np.arange(n, dtype=np.int64) if summary else launch_keys
     identity["device_name"] = _device_names(parts, launch_keys, n)
     launches = np.ones(n, dtype=np.int64)
+    notes = _notes(parts, launch_keys, n, conflicts, metric_index)
     if summary:
-        invocations = pd.to_numeric(decode_column(identity_columns["Invocations"]).str.replace(",", ""),
-                                    errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
-        invocations = np.where(np.isfinite(invocations) & (invocations >= 1) & (invocations < 2 ** 62),
-                               invocations, 1)
-        launches = invocations.astype(np.int64)
+        text = decode_column(identity_columns["Invocations"])
+        invocations, _ = parse_numbers(pa.array(text.fillna("").str.encode("utf-8"), pa.binary()))
+        counted = np.isfinite(invocations) & (invocations >= 1) & (invocations < 2 ** 62) & (invocations % 1 == 0)
+        launches = np.where(counted, invocations, 1).astype(np.int64)
         for j, name in enumerate(metric_index):
             if is_extensive(name):
                 with np.errstate(over="ignore"):
                     matrix[:, j] *= launches  # totals over all invocations = Average x Invocations
+                matrix[~counted, j] = np.nan  # no total without a count of invocations
         matrix[np.isinf(matrix)] = np.nan  # beyond float64: no total to report
+        if not counted.all():
+            bad = "Invocations " + text[~counted].fillna("").map(lambda t: repr(printable(t, 40))) \
+                + " is not a launch count: totals unknown"
+            notes[~counted] = np.where(notes[~counted] == "", bad, notes[~counted] + "; " + bad)
     identity["launches"] = launches
-    identity["reader_notes"] = _notes(parts, launch_keys, n)
+    identity["reader_notes"] = notes
     metrics = {name: matrix[:, j] for j, name in enumerate(metric_index)}
     return finish_launch_table(identity, metrics, n)
 
@@ -363,16 +420,54 @@ def _device_names(parts: _Parts, launch_keys: np.ndarray, n: int):
     return names.take(row, allow_fill=True)
 
 
-def _notes(parts: _Parts, launch_keys: np.ndarray, n: int) -> pd.Series:
-    """Per launch, what the reader could not read: non-numeric values and units it does not understand."""
+def _repeated_cells(rows: np.ndarray, codes: np.ndarray, values: np.ndarray, width: int
+                    ) -> tuple[pd.DataFrame, pd.DataFrame | None] | None:
+    """Metrics written on several rows for one launch. Returns (the value each such cell gets, the conflicts), or
+    None when no cell repeats. Copies that agree (to 1e-9, as `15 usecond` and `15,000 nsecond` do, and sections
+    repeat a metric) give that value, whichever row comes last; a row that is not a number never hides one that is;
+    copies that disagree give null, and are listed so the launch's notes can name the metric and both values."""
+    cell = rows.astype(np.int64) * max(width, 1) + codes
+    _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
+    repeated = counts[inverse] > 1
+    if not repeated.any():
+        return None
+    frame = pd.DataFrame({"cell": cell[repeated], "row": rows[repeated], "code": codes[repeated],
+                          "value": values[repeated]})
+    grouped = frame.groupby("cell", sort=True)
+    summary = grouped.agg(row=("row", "first"), code=("code", "first"), low=("value", "min"), high=("value", "max"),
+                          first=("value", "first"), count=("value", "size"))
+    scale = np.maximum(np.abs(summary["low"]), np.abs(summary["high"]))
+    clash = (summary["high"] - summary["low"]).to_numpy() > 1e-9 * scale.to_numpy()
+    summary["value"] = np.where(clash, np.nan, summary["first"])  # `first` skips NaN
+    if not clash.any():
+        return summary, None
+    shown = grouped["value"].agg(lambda v: ", ".join(f"{x:.6g}" for x in v))
+    conflicts = summary[clash].assign(values=shown[clash].to_numpy()).reset_index(drop=True)
+    return summary, conflicts
+
+
+def _notes(parts: _Parts, launch_keys: np.ndarray, n: int, conflicts: pd.DataFrame | None = None,
+           metric_names: list[str] | None = None) -> pd.Series:
+    """Per launch, what the reader could not read: non-numeric values, units it does not understand, and metrics
+    given twice with different values."""
     notes = pd.Series("", index=range(n), dtype="object")
-    if not parts.problems:
+    frames = []
+    if parts.problems:
+        frame = pd.concat(parts.problems, ignore_index=True)
+        frame["launch"] = np.searchsorted(launch_keys, frame["launch"].to_numpy())
+        frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"].map(printable) + "' of "
+                                 + frame["metric"] + " not understood",
+                                 "value of " + frame["metric"] + " is not a number")
+        frames.append(frame[["launch", "text"]])
+    if conflicts is not None:
+        names = np.asarray(metric_names or [], dtype=object)[conflicts["code"].to_numpy()]
+        frames.append(pd.DataFrame({"launch": conflicts["row"].to_numpy(),
+                                    "text": names + " is on " + conflicts["count"].astype(str).to_numpy(dtype=object)
+                                    + " rows with different values (" + conflicts["values"].to_numpy(dtype=object)
+                                    + "): neither is used"}))
+    if not frames:
         return notes
-    frame = pd.concat(parts.problems, ignore_index=True)
-    frame["launch"] = np.searchsorted(launch_keys, frame["launch"].to_numpy())
-    frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"].map(printable) + "' of " + frame["metric"]
-                             + " not understood", "value of " + frame["metric"] + " is not a number")
-    joined = frame.groupby("launch", sort=True)["text"].agg("; ".join)
+    joined = pd.concat(frames, ignore_index=True).groupby("launch", sort=True)["text"].agg("; ".join)
     notes.iloc[joined.index.to_numpy()] = joined.to_numpy()
     return notes
 

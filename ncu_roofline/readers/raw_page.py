@@ -82,7 +82,7 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
         raise InputError(start.path, "the raw page has a header but no launch rows")
 
     ids, _ = parse_numbers(table.column("ID").combine_chunks())
-    bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0)
+    bad = ~(np.abs(ids) < _MAX_ID) | (ids % 1 != 0) | (ids < 0)
     if bad.any():
         text = decode_column(table.column("ID"))[bad].iloc[0]
         raise InputError(start.path, f"the ID column holds {printable(text)!r}, not a launch number")

@@ -215,10 +215,22 @@ def _walk_nvr(src: _Source, layout: ReportLayout) -> None:
     for _ in _fields(src.read(length)):
         pass
     while not src.at_end():
-        length = src.u32()
-        if not 0 < length <= _MAX_HEADER_BYTES:
-            raise _Corrupt(f"block {layout.blocks} has an implausible header length {length}")
-        header = src.read(length)
+        first = b""
+        start = src.pos
+        try:
+            length = src.u32()
+            if not 0 < length <= _MAX_HEADER_BYTES:
+                raise _Corrupt(f"block {layout.blocks} has an implausible header length {length}")
+            first = src.read(1)
+            header = first + src.read(length - 1)
+        except _Truncated:
+            # Every block so far is whole, and what follows is too short for its own length, or is not a block
+            # header (which starts with field 1, tag 0x08): bytes appended to a report, not a block cut mid-way.
+            if layout.blocks == 0 or (src.pos - start > 4 and first == b"\x08"):
+                raise
+            extra = f"{src.size - start} byte(s)" if src.size is not None else "bytes"
+            raise _Corrupt(f"{extra} after the last complete block (block {layout.blocks - 1}) that do not start "
+                           "another block: data appended to the report") from None
         info: dict[int, object] = {}
         for number, _wire, value in _fields(header):
             info.setdefault(number, value)

@@ -23,14 +23,15 @@ import numpy as np
 import pandas as pd
 
 from .files import write_atomic
-from ..vocabulary import (DISPLAY, FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, UNKNOWN_BOUND, ai_column, display,
+from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, UNKNOWN_BOUND, ai_column, display,
                           flop_column)
 from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
 from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
 from .labels import display_name, distinct_labels, fold_inputs
 from .roof_labels import Plot
 from .chart_layout import place_texts, roof_segments
-from .numbers import format_number, format_si, positive as _positive  # noqa: F401 (format_si: re-exported)
+from .numbers import format_si, positive as _positive  # noqa: F401 (format_si: re-exported)
+from .safe_text import for_chart
 
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
@@ -181,7 +182,8 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     in_bars = has_headroom & (has_headroom.cumsum() <= ctx.top)
 
     kept = table[on_roofline | in_bars]
-    names = [display_name(n, d) for n, d in zip(kept["kernel_name"], kept.get("kernel_demangled", kept["kernel_name"]))]
+    names = [for_chart(display_name(n, d))
+             for n, d in zip(kept["kernel_name"], kept.get("kernel_demangled", kept["kernel_name"]))]
     short = distinct_labels(names, kept["grid"].astype("string").tolist(), kept["block"].astype("string").tolist(),
                             LABEL_MAX_LEN)
     unit = time_unit(kept.loc[in_bars[kept.index].to_numpy(), "headroom_s"])
@@ -242,7 +244,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
 
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
               partial: int) -> list[str]:
-    lines = [f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {fold_inputs(ctx.inputs)}"]
+    lines = [for_chart(f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {fold_inputs(ctx.inputs)}")]
     reasons = [
         f"{count} {why}"
         for count, why in ((zero_flops, "with zero FLOPs"), (missing, "with missing data"),
@@ -378,8 +380,8 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
     return combined.resolve_scale(
         color="independent", shape="independent", size="independent", opacity="independent", stroke="independent"
     ).properties(
-        title=alt.TitleParams(f"Hierarchical roofline — {ctx.gpu}"
-                              + (f" — {display(ctx.precision)} work only" if ctx.precision else ""),
+        title=alt.TitleParams(for_chart(f"Hierarchical roofline — {ctx.gpu}"
+                                        + (f" — {display(ctx.precision)} work only" if ctx.precision else "")),
                               subtitle=data.subtitle, anchor="start"),
         usermeta={"title": page_title(ctx)},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
@@ -461,14 +463,9 @@ def _with_title(page: str, spec: dict) -> str:
     return page.replace("<head>", f"<head>\n  <title>{html.escape(str(title))}</title>", 1)
 
 
-def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
-                stem: str = "roofline") -> list[Path]:
-    """Write `<stem>.<format>` (default `roofline.<format>`) into `outdir` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is
-    taken for "vl.json"), and return the paths written, in the order asked.
-
-    Every format is rendered before any file is written, so a failing export (vl-convert, say) leaves the
-    directory as it was.
-    """
+def chart_payloads(chart: alt.TopLevelMixin, formats: Iterable[str], *, stem: str = "roofline") -> dict[str, bytes]:
+    """`{"<stem>.<format>": bytes}` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is taken for
+    "vl.json"), in the order asked: rendered, not written, so a failing export (vl-convert, say) writes nothing."""
     wanted: list[str] = []
     for fmt in formats:
         fmt = "vl.json" if fmt == "json" else fmt
@@ -477,12 +474,14 @@ def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] =
         if fmt not in wanted:
             wanted.append(fmt)
     spec = _spec(chart) if {"vl.json", "html"} & set(wanted) else None
-    payloads = {fmt: _render(chart, fmt, spec) for fmt in wanted}
+    return {f"{stem}.{fmt}": _render(chart, fmt, spec) for fmt in wanted}
+
+
+def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
+                stem: str = "roofline") -> list[Path]:
+    """Write `chart_payloads` into `outdir`, every format rendered before any file is written; the paths written,
+    in the order asked."""
+    payloads = chart_payloads(chart, formats, stem=stem)
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for fmt, payload in payloads.items():
-        path = outdir / f"{stem}.{fmt}"
-        write_atomic(path, payload)
-        paths.append(path)
-    return paths
+    return [write_atomic(outdir / name, payload) for name, payload in payloads.items()]

@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 
 from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
-from ..vocabulary import AI_OFF_CHIP, LEVELS, PEAK_COLUMNS, ai_column, display
+from ..vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
 from .numbers import format_si
+from .safe_text import for_chart
 
 CHART_STEM = "compare"
 VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
@@ -83,9 +84,9 @@ def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_ker
     side = np.where(rows["verdict"] == "removed", "base", "head")
     frame = pd.DataFrame({
         "key": np.arange(len(rows)),
-        "label": [short_kernel_name(str(name), 30) for name in rows["kernel_name"]],
-        "kernel_name": rows["kernel_name"].astype(str),
-        "shape": [f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}" for i, s in enumerate(side)],
+        "label": [short_kernel_name(for_chart(name), 30) for name in rows["kernel_name"]],
+        "kernel_name": rows["kernel_name"].astype(str).map(for_chart),
+        "shape": [for_chart(f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}") for i, s in enumerate(side)],
         "verdict": rows["verdict"].astype(str),
         "match": rows["match"].fillna("—").astype(str),
         "time": both("time_s", lambda v: format_si(v, "s")),
@@ -174,15 +175,15 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
 
     drawn = int((arrows["has_base"] | arrows["has_head"]).groupby(arrows["key"]).any().sum())
     left_out = len(comparison_kernels) - drawn
-    subtitle = [f"Roofs of the head run: {ctx.ceiling_source} · clock: {ctx.clock}",
-                " → ".join(ctx.inputs) or "—",
+    subtitle = [for_chart(f"Roofs of the head run: {ctx.ceiling_source} · clock: {ctx.clock}"),
+                for_chart(" → ".join(ctx.inputs)) or "—",
                 f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
                 + (f"; {left_out} left out (zero FLOPs, no intensity, or beyond the top {ctx.top})"
                    if left_out else "")]
     return alt.layer(roof_lines, roof_labels, rules, base_points, head_points, labels).resolve_scale(
         shape="independent").properties(
         width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
-        title=alt.TitleParams(f"Roofline before → after — {ctx.gpu}", subtitle=subtitle, anchor="start"),
+        title=alt.TitleParams(for_chart(f"Roofline before → after — {ctx.gpu}"), subtitle=subtitle, anchor="start"),
     )
 
 

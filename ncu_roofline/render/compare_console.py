@@ -13,6 +13,7 @@ from rich.text import Text
 from .compare_markdown import change_text, launch_shape, signed_pct, signed_points, signed_si
 from .numbers import format_si as fmt_si
 from .names import short_kernel_name
+from .safe_text import for_terminal
 
 from ..gates import GateResult
 
@@ -26,7 +27,7 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
     time = totals.loc["time_s"]
     title = (f"{base_label} → {head_label}: GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
              f"({signed_pct(time['change_pct'])}) — top {min(top, len(kernels))} by time change")
-    table = Table(title=escape(title), header_style="bold")
+    table = Table(title=escape(for_terminal(title)), header_style="bold")
     for name, justify in (("kernel", "left"), ("grid×block", "left"), ("verdict", "left"), ("base", "right"),
                           ("head", "right"), ("Δ time", "right"), ("Δ FLOP/s", "right"), ("Δ of roof", "right"),
                           ("bound", "left"), ("match", "left")):
@@ -41,7 +42,7 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
             shape = f"{launch_shape(row.grid_base, row.block_base)} → {shape}"
         verdict = str(row.verdict)
         table.add_row(
-            Text(short_kernel_name(str(row.kernel_name))), Text(shape),
+            Text(for_terminal(short_kernel_name(str(row.kernel_name)))), Text(for_terminal(shape)),
             f"[{VERDICT_STYLES.get(verdict, '')}]{verdict}[/]" + (" [red]✗ gate[/]" if row.gates_failed else ""),
             fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
             f"{signed_pct(row.time_s_change_pct)}" if not pd.isna(row.time_s_change) else "—",
@@ -55,18 +56,19 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
     lines = []
     for result in gates:
         gate = result.gate
-        mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        mark = "[bold red]NOT CHECKED[/]" if not result.judged else "[green]PASS[/]" if result.passed \
+            else "[bold red]FAIL[/]"
         scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
         detail = ""
         if result.failures:
-            names = [("total" if gate.scope == "total" else short_kernel_name(str(f["kernel_name"])))
+            names = [("total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"]))))
                      + f" {signed_pct(f['change_pct']) if gate.relative else signed_si(f['change'], '')}"
                      for f in result.failures[:3]]
             detail = ": " + ", ".join(names) + (f" and {len(result.failures) - 3} more"
                                                 if len(result.failures) > 3 else "")
-        lines.append(f"{mark} {escape(gate.text)} ({scope}){escape(detail)}")
+        lines.append(f"{mark} {escape(for_terminal(gate.text))} ({scope}){escape(detail)}")
     if gates:
-        failed = sum(not r.passed for r in gates)
+        failed = sum(not (r.passed and r.judged) for r in gates)
         lines.append("[bold red]gates failed[/]" if failed else "[green]all gates passed[/]")
     return lines
 

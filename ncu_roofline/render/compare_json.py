@@ -38,11 +38,14 @@ def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[s
     }
 
 
-def gate_record(result: GateResult) -> dict[str, Any]:
+def gate_record(result: GateResult, *, must_judge: bool = True) -> dict[str, Any]:
+    """One gate's outcome. `must_judge`: a gate that judged nothing did not pass (compare); history gates over a
+    single run judge nothing by design and pass."""
     gate = result.gate
     return {
         "expression": gate.text, "scope": gate.scope, "metric": gate.metric, "op": gate.op,
-        "threshold": gate.threshold, "relative": gate.relative, "passed": result.passed,
+        "threshold": gate.threshold, "relative": gate.relative,
+        "passed": result.passed and (result.judged or not must_judge),
         "checked": result.checked, "skipped": result.skipped,
         "failures": [{k: clean(v) for k, v in failure.items()} for failure in result.failures],
     }

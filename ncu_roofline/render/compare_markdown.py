@@ -15,6 +15,7 @@ from .numbers import cell as _cell
 from .numbers import format_si as fmt_si
 from .numbers import pct as _pct
 from .names import short_kernel_name
+from .safe_text import for_markdown_code, for_terminal
 
 from ..gates import GateResult
 
@@ -55,10 +56,13 @@ def launch_shape(grid: object, block: object) -> str:
 
 def kernel_label(name: object, grid: object, block: object) -> str:
     shape = "" if pd.isna(grid) and pd.isna(block) else " " + launch_shape(grid, block)
-    return f"`{_cell(short_kernel_name(str(name)))}`{_cell(shape)}"
+    return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
 
 
-def gate_outcome(result: GateResult) -> str:
+def gate_outcome(result: GateResult, *, must_judge: bool = True) -> str:
+    """✅/❌ for one gate; `must_judge` as in `compare_json.gate_record`."""
+    if must_judge and not result.judged:
+        return "❌ nothing checked"
     if result.passed:
         return "✅ pass"
     return "❌ fail"
@@ -68,8 +72,8 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...)."""
     base_label, head_label = info["labels"]
     lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
-             f"Base: `{_cell(base_label)}` → head: `{_cell(head_label)}`. "
-             f"Ceilings: {', '.join(info['ceiling_sources']) or 'none'}. "
+             f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
+             f"Ceilings: {for_terminal(', '.join(info['ceiling_sources']) or 'none')}. "
              f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}.",
              "", "| total | base | head | change |", "|---|---:|---:|---:|"]
     for metric, label, unit in _TOTAL_ROWS:
@@ -84,7 +88,7 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     if info["warnings"]:
-        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(w)}" for w in info["warnings"]]
+        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
     lines += _gate_section(info["gates"])
     lines += _kernel_section(kernels, top)
     lines += _added_removed_section(kernels)
@@ -101,7 +105,7 @@ def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
     elif info["passed"]:
         outcome = f"✅ **All {len(gates)} gates passed**"
     else:
-        failed = sum(not r.passed for r in gates)
+        failed = sum(not (r.passed and r.judged) for r in gates)
         outcome = f"❌ **{failed} of {len(gates)} gates failed**"
     time = totals.loc["time_s"]
     return (f"{outcome}. GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
@@ -123,7 +127,8 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
             failing.append(f"{where} {value}")
         if len(result.failures) > 5:
             failing.append(f"and {len(result.failures) - 5} more")
-        lines.append(f"| `{_cell(gate.text)}` | {'per kernel' if gate.scope == 'kernel' else 'totals'} | "
+        lines.append(f"| {for_markdown_code(gate.text, table_cell=True)} | "
+                     f"{'per kernel' if gate.scope == 'kernel' else 'totals'} | "
                      f"{gate_outcome(result)} | {result.checked} | {'; '.join(failing) or '—'} |")
     return lines
 
@@ -150,9 +155,10 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
         bound = change_text(row.bound_base, row.bound_head)
         verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict))
         if row.gates_failed:
-            verdict += f" (fails `{_cell(row.gates_failed)}`)"
+            verdict += f" (fails {for_markdown_code(row.gates_failed, table_cell=True)})"
         lines.append(
-            f"| `{_cell(short_kernel_name(str(row.kernel_name)))}` {_cell(shape)} | {verdict} | "
+            f"| {for_markdown_code(short_kernel_name(str(row.kernel_name)), table_cell=True)} "
+            f"{_cell(for_terminal(shape))} | {verdict} | "
             f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} | "
             f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
             f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "

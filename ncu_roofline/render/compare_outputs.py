@@ -1,4 +1,5 @@
-"""Everything `compare -o DIR` writes: `compare.parquet`, `compare.json`, then the before → after chart."""
+"""Everything `compare -o DIR` writes: `compare.parquet`, `compare.json`, then the before → after chart, staged as
+one set (render/output_set.py)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,37 @@ from typing import Any
 
 import pandas as pd
 
-from .chart import ChartContext
-from .compare_chart import compare_chart, write_compare_chart
+from .chart import ChartContext, chart_payloads
+from .compare_chart import CHART_STEM, compare_chart
 from .compare_json import comparison_json
-from .files import prepare_outdir, write_atomic
+from .files import prepare_outdir
+from .output_set import OutputSet
 from .parquet import parquet_bytes
+
+OUTPUT_NAMES = ("compare.parquet", "compare.json", "compare.vl.json", "compare.html")
 
 
 def write_comparison(outdir: Path, *, kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any],
                      base_kernels: pd.DataFrame, head_kernels: pd.DataFrame, ctx: ChartContext,
-                     inputs: list[Path], formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
+                     inputs: list[Path], formats: Iterable[str] = ()) -> list[Path]:
     """Write the comparison's files into `outdir` and return their paths, in the order written.
 
     `info` is `Comparison.info()`; `ctx.inputs` names the two runs; `inputs` are never written over.
     """
-    prepare_outdir(outdir, inputs)
-    written = [
-        write_atomic(outdir / "compare.parquet", parquet_bytes(kernels, info["metadata"]), inputs=inputs),
-        write_atomic(outdir / "compare.json", comparison_json(kernels, totals, info).encode(), inputs=inputs),
-    ]
+    with OutputSet(inputs) as outputs:
+        stage_comparison(outdir, outputs, kernels=kernels, totals=totals, info=info, base_kernels=base_kernels,
+                         head_kernels=head_kernels, ctx=ctx, inputs=inputs, formats=formats)
+        return outputs.commit()
+
+
+def stage_comparison(outdir: Path, outputs: OutputSet, *, kernels: pd.DataFrame, totals: pd.DataFrame,
+                     info: dict[str, Any], base_kernels: pd.DataFrame, head_kernels: pd.DataFrame, ctx: ChartContext,
+                     inputs: list[Path], formats: Iterable[str] = ()) -> None:
+    """Render the comparison's files, then stage them in `outputs` (nothing is in place before its commit)."""
+    payloads = {"compare.parquet": parquet_bytes(kernels, info["metadata"]),
+                "compare.json": comparison_json(kernels, totals, info).encode()}
     chart = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
-    return written + write_compare_chart(chart, outdir, formats)
+    payloads.update(chart_payloads(chart, ("vl.json", "html", *(f for f in formats if f not in ("vl.json", "html"))), stem=CHART_STEM))
+    prepare_outdir(outdir, inputs)
+    for name, payload in payloads.items():
+        outputs.stage(outdir / name, payload)

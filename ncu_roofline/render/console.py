@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..vocabulary import TERMS, UNITS
 from .labels import display_name
 from .names import short_kernel_name
 from .numbers import format_si as fmt_si
+from .safe_text import for_terminal
 
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
     import pandas as pd
@@ -48,16 +50,14 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
         table.add_column(header, justify=justify, no_wrap=True,
                          **({"max_width": name_width} if i == 1 else {"min_width": widths[i]}))
     for row in rows:
-        row[1] = short_kernel_name(display_name(row[1]), name_width)
-        table.add_row(*row)
+        row[1] = for_terminal(short_kernel_name(display_name(row[1]), name_width))
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 
 def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
     """The listed kernels' statuses other than `ok`, in full, one line per distinct status naming its ranks:
     a note under the table, never a cut cell."""
-    import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
-
     shown = kernels.head(top)
     flagged = shown[shown["status"].astype("string").fillna("ok") != "ok"]
     return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
@@ -68,7 +68,7 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
     console = console or Console()
     console.print(kernel_summary_table(kernels, top=top, title=title, width=console.width))
     for line in status_notes(kernels, top=top):
-        console.print(line, markup=False, highlight=False)
+        console.print(for_terminal(line), markup=False, highlight=False)
 
 
 def gpu_table(rows: list[dict]) -> Table:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import InputError
+from .output_set import refuse_non_regular_target, refuse_special_folder
 
 
 # What `analyze -o DIR`, `compare -o DIR` and `model -o DIR` may write into DIR (render/outputs.py,
@@ -24,6 +25,7 @@ OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roof
 def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
     """Create `outdir` or fail with one line; refuse an output folder that is an input file, or one where an output
     would replace an input (checked before anything is written, so a refused run changes nothing)."""
+    refuse_special_folder(outdir)
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -52,6 +54,7 @@ def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = (),
     resolved = path.resolve()
     if any(resolved == Path(p).resolve() for p in inputs):
         raise InputError(path, "refusing to overwrite an input file with an output")
+    refuse_non_regular_target(path)  # never rename over /dev/stdout, a link or a pipe
     try:
         handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:

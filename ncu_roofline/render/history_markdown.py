@@ -22,7 +22,7 @@ def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list
                 f" {signed_pct(f['change_pct']) if result.gate.relative else signed_si(f['change'], '')}"
                 f" outside the band of {f['window_runs']} runs (since `{f['since_run_id']}`)"
                 for f in result.failures[:5]) or "—"
-            lines.append(f"| `{result.gate.text}` | {gate_outcome(result)} | {result.checked} | {failing} |")
+            lines.append(f"| `{result.gate.text}` | {gate_outcome(result, must_judge=False)} | {result.checked} | {failing} |")
         lines.append("")
     spark = "runs" if runs <= SPARK_RUNS else f"the last {SPARK_RUNS} runs"
     lines += [f"| kernel | runs | time over {spark} | median before | newest | Δ time | Δ of roof | bound |",

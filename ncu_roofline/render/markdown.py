@@ -12,6 +12,7 @@ from .numbers import format_number
 from .numbers import cell as _cell
 from .numbers import format_si as fmt_si
 from .numbers import pct as _pct
+from .safe_text import for_markdown_code, for_terminal
 
 
 def totals_sentence(totals: dict) -> str:
@@ -43,9 +44,9 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         "",
         f"**{totals['kernels']} kernels**, {totals['launches']} launches, {totals_sentence(totals)}.",
         "",
-        f"GPU: **{_cell(gpu or 'unknown')}**, ceilings from "
-        f"{_cell(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
-        f"Inputs: `{_cell(fold_inputs(inputs))}`.",
+        f"GPU: **{for_terminal(gpu or 'unknown')}**, ceilings from "
+        f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
+        f"Inputs: {for_markdown_code(fold_inputs(inputs))}.",
         "",
     ]
     if chart:
@@ -57,7 +58,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     ]
     for row in kernels.head(top).itertuples(index=False):
         lines.append(
-            f"| {row.rank} | `{_cell(short_kernel_name(display_name(str(row.kernel_name))))}` | {row.launches} | "
+            f"| {row.rank} | {for_markdown_code(short_kernel_name(display_name(str(row.kernel_name))), table_cell=True)} | "
+            f"{row.launches} | "
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
             + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
@@ -65,5 +67,5 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     if not_ok:
         lines += ["", f"{not_ok} launch rows carry a status other than `ok` (see `launches.parquet`)."]
     if notes:
-        lines += ["", "Notes:", ""] + [f"- {_cell(note)}" for note in notes]
+        lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
     return "\n".join(lines) + "\n"

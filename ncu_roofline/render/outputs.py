@@ -1,4 +1,5 @@
-"""Everything `analyze -o DIR` writes, in one place: Parquet tables, then the chart files."""
+"""Everything `analyze -o DIR` writes, in one place: Parquet tables, then the chart files, staged as one set
+(render/output_set.py) so that a reader sees the previous run's files or this run's, never a mix."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from typing import Iterable
 import pandas as pd
 
 from ..errors import InputError
-from .chart import ChartContext, roofline_chart, write_chart
-from .files import prepare_outdir, write_atomic
+from .chart import ChartContext, chart_payloads, roofline_chart
+from .files import prepare_outdir
+from .output_set import OutputSet
 from .parquet import parquet_bytes
 
 CHART_FORMATS = ("vl.json", "html", "svg", "png")
+EXTRA_FORMATS = ("svg", "png")  # what --format may ask for; vl.json and html are always written
+OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", *(f"roofline.{fmt}" for fmt in CHART_FORMATS))
 
 
 def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame, metadata: dict[str, str],
@@ -24,23 +28,35 @@ def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame
     `inputs` are never written over; `metadata` goes into every file that can carry it. Each of `precisions`
     adds `roofline_<precision>.*`: that precision's work over its own roof (render/precision_view.py).
     """
+    with OutputSet(inputs) as outputs:
+        stage_outputs(outdir, outputs, launches=launches, kernels=kernels, metadata=metadata, ctx=ctx, inputs=inputs,
+                      formats=formats, model_points=model_points, model_pairs=model_pairs, precisions=precisions)
+        return outputs.commit()
+
+
+def stage_outputs(outdir: Path, outputs: OutputSet, *, launches: pd.DataFrame, kernels: pd.DataFrame,
+                  metadata: dict[str, str], ctx: ChartContext, inputs: list[Path], formats: Iterable[str] = (),
+                  model_points: pd.DataFrame | None = None, model_pairs: pd.DataFrame | None = None,
+                  precisions: Iterable[str] = ()) -> None:
+    """Render every file first (a failing chart export writes nothing), then stage them in `outputs`; a file of an
+    earlier run that this one does not write (`roofline.png` without --format png) goes at commit."""
     from dataclasses import replace
 
     from .precision_view import precision_view
 
     views = {p: precision_view(kernels, p) for p in precisions}  # a bad --precision fails before writing
-    prepare_outdir(outdir, inputs)
-    written = [
-        write_atomic(outdir / "launches.parquet", parquet_bytes(launches, metadata), inputs=inputs),
-        write_atomic(outdir / "kernels.parquet", parquet_bytes(kernels, metadata), inputs=inputs),
-    ]
     extra = [f for f in formats if f]
-    unknown = [f for f in extra if f not in CHART_FORMATS]
+    unknown = [f for f in extra if f not in EXTRA_FORMATS]
     if unknown:
-        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
+        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
+    payloads = {"launches.parquet": parquet_bytes(launches, metadata),
+                "kernels.parquet": parquet_bytes(kernels, metadata)}
     chart = roofline_chart(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
-    written += write_chart(chart, outdir, ["vl.json", "html", *extra])
+    payloads.update(chart_payloads(chart, ["vl.json", "html", *extra]))
     for precision, view in views.items():
-        chart = roofline_chart(view, replace(ctx, precision=precision))
-        written += write_chart(chart, outdir, ["vl.json", "html", *extra], stem=f"roofline_{precision}")
-    return written
+        view_chart = roofline_chart(view, replace(ctx, precision=precision))
+        payloads.update(chart_payloads(view_chart, ["vl.json", "html", *extra], stem=f"roofline_{precision}"))
+    prepare_outdir(outdir, inputs)
+    for name, payload in payloads.items():
+        outputs.stage(outdir / name, payload)
+    outputs.replace_stale(outdir / name for name in OUTPUT_NAMES if (outdir / name).exists())
