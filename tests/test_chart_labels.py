@@ -128,3 +128,35 @@ def test_the_page_has_a_title_naming_gpu_and_input(tmp_path):
     assert tooltip["binding_roof"] == "DRAM 1.56 TB/s" and tooltip["headroom"].endswith("s")
     assert np.isclose(tooltip["headroom_scaled"], 360.0)  # 3.6e-4 s is under 1 ms: drawn in µs
     assert spec["hconcat"][1]["encoding"]["x"]["title"] == "headroom (µs)"
+
+
+def test_every_bound_the_ranking_can_give_has_a_bar_colour():
+    """A bound missing from the colour domain draws no headroom bar at all (a type-split capture's `tensor_fp16`
+    once did exactly that): every term of the speed of light, tensor input types included, has a colour."""
+    from ncu_roofline.render.chart import BOUND_COLOURS
+    from ncu_roofline.vocabulary import ALL_TERMS, display
+
+    assert {display(t.key) for t in ALL_TERMS} <= set(BOUND_COLOURS)
+
+
+def test_a_tensor_type_bound_kernel_gets_its_headroom_bar():
+    """fixtures/example_h100_raw.csv splits tensor work by type: its CUTLASS kernel is bound by `tensor_fp16`
+    and its bar must be in the spec's bar data, coloured in the bound domain."""
+    from ncu_roofline import analyze
+
+    result = analyze("fixtures/example_h100_raw.csv")
+    cutlass = result.kernels[result.kernels["bound"].astype(str) == "tensor_fp16"]
+    assert len(cutlass) == 1
+
+    def domains(node):
+        if isinstance(node, dict):
+            scale = node.get("scale")
+            if isinstance(scale, dict) and isinstance(scale.get("domain"), list):
+                yield scale["domain"]
+            for value in node.values():
+                yield from domains(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from domains(value)
+
+    assert any("Tensor FP16" in domain for domain in domains(result.chart().to_dict()))

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .files import write_atomic
-from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TERMS, UNKNOWN_BOUND, ai_column, display,
+from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TENSOR_TERMS, TERMS, UNKNOWN_BOUND, ai_column, display,
                           flop_column)
 from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
 from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
@@ -39,8 +39,11 @@ LEVEL_COLOURS = {"DRAM": "#4c78a8", "L2": "#f58518", "L1": "#54a24b"}
 LEVEL_SHAPES = {"DRAM": "circle", "L2": "square", "L1": "triangle-up"}
 LEVEL_DRAW_ORDER = ("l2", "dram", "l1")  # squares under circles under triangles
 COMPUTE_ROOF_COLOUR = "#444444"
+# Tensor input types share the tensor pipe's gold, in shades, so a type-split capture still reads as tensor-bound.
+_TENSOR_SHADES = ("#f2cf5b", "#eeca3b", "#d4a21c", "#b8860b", "#9c6f0a", "#806000")
 BOUND_COLOURS = {
     "FP64": "#b279a2", "FP32": "#e45756", "FP16": "#72b7b2", "Tensor": "#eeca3b",
+    **{display(t.key): shade for t, shade in zip(TENSOR_TERMS, _TENSOR_SHADES)},
     **LEVEL_COLOURS, UNKNOWN_BOUND: "#9d9d9d",
 }
 

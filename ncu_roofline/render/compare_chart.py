@@ -21,7 +21,7 @@ import pandas as pd
 from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
 from ..vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
-from .numbers import format_si
+from .numbers import format_number, format_si
 from .safe_text import for_chart
 
 CHART_STEM = "compare"
@@ -93,7 +93,7 @@ def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_ker
         "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
         "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
         "level": display(level),
-        "ai": [f"{'—' if pd.isna(b) else f'{b:.3g}'} → {'—' if pd.isna(h) else f'{h:.3g}'}"
+        "ai": [f"{format_number(b)} → {format_number(h)}"
                for b, h in zip(ai["base"], ai["head"])],
         "fraction": both("roofline_fraction", pct),
         "bound": both("bound", lambda v: "—" if pd.isna(v) else str(v)),

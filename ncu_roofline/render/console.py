@@ -11,7 +11,7 @@ from rich.text import Text
 from ..vocabulary import TERMS, UNITS
 from .labels import display_name
 from .names import short_kernel_name
-from .numbers import format_si as fmt_si
+from .numbers import format_number, format_si as fmt_si
 from .safe_text import for_terminal
 
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
@@ -32,7 +32,7 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
-        "—" if pd.isna(row.ai_dram) else f"{row.ai_dram:.3g}", "—" if pd.isna(row.bound) else str(row.bound),
+        format_number(row.ai_dram), "—" if pd.isna(row.bound) else str(row.bound),
         "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
     ] for row in kernels.head(top).itertuples(index=False)]
 
