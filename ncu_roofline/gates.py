@@ -33,7 +33,7 @@ from .errors import InputError
 from .vocabulary import AI_OFF_CHIP
 
 GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", AI_OFF_CHIP)
-_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
 }
 _GATE = re.compile(
@@ -59,7 +59,7 @@ class Gate:
         value = change_pct if self.relative else change
         if value is None or pd.isna(value) or not math.isfinite(float(value)):
             return None
-        return bool(_OPERATORS[self.op](float(value), self.threshold))
+        return bool(OPERATORS[self.op](float(value), self.threshold))
 
     @property
     def column(self) -> str:
@@ -121,7 +121,7 @@ def evaluate_gates(gates: Iterable[Gate], kernels: pd.DataFrame, totals: pd.Data
         if gate.scope == "total":
             row = totals.loc[gate.metric] if gate.metric in totals.index else None
             verdict = None if row is None else gate.fails(row["change"], row["change_pct"])
-            failures = [{"scope": "total", "metric": gate.metric, **{k: _plain(row[k]) for k in
+            failures = [{"scope": "total", "metric": gate.metric, **{k: plain_value(row[k]) for k in
                                                                     ("base", "head", "change", "change_pct")}}
                         ] if verdict else []
             results.append(GateResult(gate, checked=int(verdict is not None), skipped=int(verdict is None),
@@ -132,17 +132,17 @@ def evaluate_gates(gates: Iterable[Gate], kernels: pd.DataFrame, totals: pd.Data
                    zip(in_scope[f"{gate.metric}_change"], in_scope[f"{gate.metric}_change_pct"])]
         failing = in_scope[[bool(o) for o in outcome]]
         failures = [{
-            "kernel_name": _plain(row["kernel_name"]), "grid": _plain(row["grid_head"]),
-            "block": _plain(row["block_head"]), "nvtx_range": _plain(row.get("nvtx_range_head")),
-            "base": _plain(row[f"{gate.metric}_base"]), "head": _plain(row[f"{gate.metric}_head"]),
-            "change": _plain(row[f"{gate.metric}_change"]), "change_pct": _plain(row[f"{gate.metric}_change_pct"]),
+            "kernel_name": plain_value(row["kernel_name"]), "grid": plain_value(row["grid_head"]),
+            "block": plain_value(row["block_head"]), "nvtx_range": plain_value(row.get("nvtx_range_head")),
+            "base": plain_value(row[f"{gate.metric}_base"]), "head": plain_value(row[f"{gate.metric}_head"]),
+            "change": plain_value(row[f"{gate.metric}_change"]), "change_pct": plain_value(row[f"{gate.metric}_change_pct"]),
         } for _, row in failing.iterrows()]
         results.append(GateResult(gate, checked=sum(o is not None for o in outcome),
                                   skipped=sum(o is None for o in outcome), failures=failures))
     return results
 
 
-def _plain(value: object) -> object:
+def plain_value(value: object) -> object:
     """Python scalars (None for missing), so results serialise and compare simply."""
     if value is None or value is pd.NA:
         return None

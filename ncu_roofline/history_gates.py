@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .gates import _OPERATORS as OPERATORS
-from .gates import Gate, GateResult, _plain
+from .gates import OPERATORS
+from .gates import Gate, GateResult, plain_value
 
 BANDS = ("minmax", "mad")
 MAD_TO_SIGMA = 1.4826
@@ -120,11 +120,11 @@ def judge(gate: Gate, wide: pd.DataFrame, identity: pd.DataFrame, run_ids: list[
         series_id = wide.index[position]
         who = identity.loc[series_id] if series_id in identity.index else {}
         failures.append({
-            "kernel_name": _plain(who.get("kernel_name", "total")), "grid": _plain(who.get("grid")),
-            "block": _plain(who.get("block")), "nvtx_range": _plain(who.get("nvtx_range")),
-            "newest": _plain(newest[position]), "band_low": _plain(low[position]), "band_high": _plain(high[position]),
-            "window_runs": int(table["window_runs"].iloc[position]), "change": _plain(change[position]),
-            "change_pct": _plain(pct[position]), "newest_run_id": run_ids[newest_col], "since_run_id": since,
+            "kernel_name": plain_value(who.get("kernel_name", "total")), "grid": plain_value(who.get("grid")),
+            "block": plain_value(who.get("block")), "nvtx_range": plain_value(who.get("nvtx_range")),
+            "newest": plain_value(newest[position]), "band_low": plain_value(low[position]), "band_high": plain_value(high[position]),
+            "window_runs": int(table["window_runs"].iloc[position]), "change": plain_value(change[position]),
+            "change_pct": plain_value(pct[position]), "newest_run_id": run_ids[newest_col], "since_run_id": since,
         })
     judged = ~np.isnan(verdict)
     return GateResult(gate, checked=int(judged.sum()), skipped=int((~judged).sum()), failures=failures), table
