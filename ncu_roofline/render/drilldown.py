@@ -51,7 +51,7 @@ DERIVED = {
 
 
 # FLOP or bytes: the unit of each amount column, from the vocabulary's terms.
-_AMOUNT_UNITS = {t.amount: "FLOP" if t.kind == "compute" else "B" for t in ALL_TERMS}
+_AMOUNT_UNITS = {t.amount: "FLOP" if t.kind == "compute" else "B" for t in ALL_TERMS} | {"flop_total": "FLOP"}
 
 
 def _definition(row: pd.Series, quantity: str) -> str:
@@ -82,7 +82,7 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     row = find_kernel(kernels, key)
     console.print(f"#{row['rank']} {display_name(str(row['kernel_name']))}", markup=False, highlight=False)
     console.print(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
-                  f"{row['launches']} launches", markup=False, highlight=False)
+                  f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}", markup=False, highlight=False)
 
     numbers = Table(title="derived numbers", header_style="bold", box=None, pad_edge=False)
     for name in ("column", "value", "definition"):

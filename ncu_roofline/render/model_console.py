@@ -18,8 +18,9 @@ def model_table(points: pd.DataFrame, *, title: str = "") -> Table:
     """One line per (point, GPU): work, traffic, intensity, what the GPU can reach, and what bounds it."""
     table = Table(title=title or None, header_style="bold")
     for name in ("point", "GPU", "FLOP", "bytes", "AI (FLOP/B)", "ridge", "attainable", "t_min", "bound"):
+        # Numbers never wrap; the point and GPU names give way to the terminal's width.
         table.add_column(name, justify="left" if name in ("point", "GPU", "bound") else "right",
-                         overflow="fold")
+                         overflow="fold", no_wrap=name not in ("point", "GPU"))
     for row in points.itertuples(index=False):
         bound = row.bound if isinstance(row.bound, str) else f"— ({row.status})"
         table.add_row(str(row.name), str(row.gpu), fmt_si(row.flop, "FLOP"), fmt_si(row.bytes, "B"),
