@@ -204,6 +204,13 @@ def machine() -> dict[str, str]:
             "pyarrow": pyarrow.__version__, "pandas": pandas.__version__}
 
 
+def machine_lines() -> list[str]:
+    """The machine as RESULTS.md lists it, with the load average: other work on it moves every wall time."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return [f"- {key}: {value}" for key, value in machine().items()] + [
+        f"- load average when the run ended: {', '.join(f'{x:.1f}' for x in load)}" if load else "- load: unknown"]
+
+
 def _mb(measure: Measure | None) -> str:
     return f"{measure.peak_rss_bytes / 1e6:,.0f}" if measure else "skipped"
 
@@ -287,7 +294,7 @@ def write_results(rows: list[Row], args: argparse.Namespace) -> None:
 
 
 def run_quick(args: argparse.Namespace) -> None:
-    from targets import machine_lines, quick
+    from targets import quick
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

@@ -17,7 +17,6 @@ it, since on a shared machine it moves less with the load of other processes.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -154,30 +153,3 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
     parquet.unlink(missing_ok=True)
     return targets, figures
 
-
-def machine_lines() -> list[str]:
-    import platform
-
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        kib = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
-                       if line.startswith("MemTotal")))
-        ram = f"{kib / 1024 ** 2:.1f} GiB"
-    except (OSError, StopIteration):
-        pass
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    import pandas
-    import pyarrow
-
-    return [f"- CPUs (nproc): {os.cpu_count()}", f"- CPU: {cpu}", f"- RAM: {ram}",
-            f"- OS: {platform.system()} {platform.release()}", f"- Python: {platform.python_version()}",
-            f"- pyarrow {pyarrow.__version__}, pandas {pandas.__version__}",
-            f"- load average when the run ended: {', '.join(f'{x:.1f}' for x in load)}" if load else "- load: unknown"]

@@ -428,7 +428,7 @@ def _spec(chart: alt.TopLevelMixin) -> dict:
 def _render(chart: alt.TopLevelMixin, fmt: str, spec: dict | None = None) -> bytes:
     if fmt == "vl.json":
         return _spec_text(spec if spec is not None else chart.to_dict()).encode("utf-8")
-    if fmt == "html" and spec is not None:
+    if fmt == "html":
         from altair.utils.mimebundle import spec_to_mimebundle
 
         from .vega_bundle import InlineTemplate
@@ -444,16 +444,8 @@ def _render(chart: alt.TopLevelMixin, fmt: str, spec: dict | None = None) -> byt
         binary = io.BytesIO()
         chart.save(binary, format="png", scale_factor=PNG_SCALE)
         return binary.getvalue()
-    text = io.StringIO()
-    if fmt == "html":
-        from .vega_bundle import InlineTemplate
-
-        # Altair's inline=True page, with the Vega bundle from the cache instead of rebuilt (render/vega_bundle.py).
-        chart.save(text, format="html", template=InlineTemplate(), embed_options=dict(EMBED_OPTIONS),
-                   json_kwds={"cls": _ScriptSafeEncoder, "sort_keys": True})
-        return _with_title(text.getvalue(), chart.to_dict()).encode("utf-8")
-    else:
-        chart.save(text, format="svg")
+    text = io.StringIO()  # svg; "vl.json" and "html" come from the spec built once by `chart_payloads`
+    chart.save(text, format="svg")
     return text.getvalue().encode("utf-8")
 
 
