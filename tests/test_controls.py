@@ -109,3 +109,23 @@ def test_one_precision_chart_plots_that_precisions_work_over_its_own_roof(exampl
     assert {"roofline_fp16.html", "roofline_fp16.vl.json"} <= {p.name for p in written}
     with pytest.raises(InputError, match="--precision must be one of"):
         precision_view(table, "int4")
+
+
+def test_groups_of_one_name_are_told_apart_in_the_table_and_the_markdown(samples):
+    """nersc-gpp's sigma_gpp_gpu_34 runs with two launch shapes, (65535,1,1)x(128,1,1) and (4,1,1)x(256,1,1): two
+    groups, and neither the terminal table nor the Markdown may print the same name for both."""
+    pytest.importorskip("ncu_report")
+    from rich.console import Console
+
+    from ncu_roofline import analyze
+    from ncu_roofline.render.console import kernel_summary_table
+
+    gpp = samples / "nersc-gpp"
+    result = analyze([gpp / "output0.ncu-rep", gpp / "output1.ncu-rep"])
+    assert len(result.kernels) == 2 and result.kernels["kernel_name"].nunique() == 1
+    console = Console(width=120, record=True)
+    console.print(kernel_summary_table(result.kernels, top=2, width=120))
+    lines = [line for line in console.export_text().splitlines() if "sigma_gpp_gpu_34" in line]
+    assert len(lines) == 2 and "(65535,1,1)" in lines[0] and "(4,1,1)" in lines[1]
+    rows = [line for line in result.markdown(top=2).splitlines() if "sigma_gpp_gpu_34" in line]
+    assert len(rows) == 2 and rows[0].split("|")[2] != rows[1].split("|")[2]

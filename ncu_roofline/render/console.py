@@ -9,8 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..vocabulary import TERMS, UNITS
-from .labels import display_name
-from .names import short_kernel_name
+from .labels import display_name, distinct_labels
 from .numbers import format_number, format_si as fmt_si
 from .safe_text import for_terminal
 
@@ -49,8 +48,12 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
     for i, (header, justify) in enumerate(_COLUMNS):
         table.add_column(header, justify=justify, no_wrap=True,
                          **({"max_width": name_width} if i == 1 else {"min_width": widths[i]}))
-    for row in rows:
-        row[1] = for_terminal(short_kernel_name(display_name(row[1]), name_width))
+    shown = kernels.head(top)
+    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
+    names = distinct_labels([display_name(r[1]) for r in rows], shown["grid"].astype("string").tolist(),
+                            shown["block"].astype("string").tolist(), name_width)
+    for row, name in zip(rows, names):
+        row[1] = for_terminal(name)
         table.add_row(*(Text(cell) for cell in row))
     return table
 

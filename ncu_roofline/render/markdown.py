@@ -6,8 +6,7 @@ import pandas as pd
 
 from ..totals import run_totals
 from ..vocabulary import LEVELS, ai_column, display
-from .labels import display_name, fold_inputs
-from .names import short_kernel_name
+from .labels import display_name, distinct_labels, fold_inputs
 from .numbers import format_number
 from .numbers import cell as _cell
 from .numbers import format_si as fmt_si
@@ -56,9 +55,13 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |",
         "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|",
     ]
-    for row in kernels.head(top).itertuples(index=False):
+    shown = kernels.head(top)
+    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
+    names = distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
+                            shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), 60)
+    for row, name in zip(shown.itertuples(index=False), names):
         lines.append(
-            f"| {row.rank} | {for_markdown_code(short_kernel_name(display_name(str(row.kernel_name))), table_cell=True)} | "
+            f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
             f"{row.launches} | "
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
             + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
