@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.render import chart as chart_module
+from ncu_roofline.render import chart_files
 from ncu_roofline.render import files as files_module
 from ncu_roofline.render.chart import (
     BARS_WIDTH_PX,
@@ -23,12 +23,11 @@ from ncu_roofline.render.chart import (
     ROOFLINE_WIDTH_PX,
     ChartContext,
     chart_data,
-    chart_spec_json,
     format_si,
-    roofline_chart,
+    roofline_spec,
     shared_peaks,
-    write_chart,
 )
+from ncu_roofline.render.chart_files import spec_text, write_chart
 from ncu_roofline.render.names import short_kernel_name
 
 # An A100-like GPU: the values the roofs must carry.
@@ -113,7 +112,7 @@ def layer_with_mark(spec: dict, mark: str) -> tuple[int, dict]:
 
 
 def test_spec_validates_against_the_vega_lite_schema_altair_ships(kernels, ctx):
-    spec = roofline_chart(kernels, ctx).to_dict()  # Altair validates here
+    spec = roofline_spec(kernels, ctx)  # Altair validates here
     [schema_path] = Path(alt.__file__).parent.glob("vegalite/v*/schema/vega-lite-schema.json")
     schema = json.loads(schema_path.read_text())
     jsonschema.Draft7Validator(schema).validate(spec)
@@ -121,7 +120,7 @@ def test_spec_validates_against_the_vega_lite_schema_altair_ships(kernels, ctx):
 
 
 def test_roofs_carry_the_tables_peaks_and_stop_at_the_highest_compute_roof(kernels, ctx):
-    spec = roofline_chart(kernels, ctx).to_dict()
+    spec = roofline_spec(kernels, ctx)
     index, _ = layer_with_mark(spec, "line")
     roofs = pd.DataFrame(dataset_of_layer(spec, index))
 
@@ -142,7 +141,7 @@ def test_roofs_carry_the_tables_peaks_and_stop_at_the_highest_compute_roof(kerne
 
 
 def test_each_kernel_is_drawn_once_per_level_at_its_achieved_flop_per_s(kernels, ctx):
-    spec = roofline_chart(kernels, ctx).to_dict()
+    spec = roofline_spec(kernels, ctx)
     index, layer = layer_with_mark(spec, "point")
     assert (layer["encoding"]["x"]["field"], layer["encoding"]["y"]["field"]) == ("ai", "flop_per_s")
     points = pd.DataFrame(dataset_of_layer(spec, index))
@@ -154,7 +153,7 @@ def test_each_kernel_is_drawn_once_per_level_at_its_achieved_flop_per_s(kernels,
 
 
 def test_kernels_without_flops_or_data_are_left_out_and_counted(kernels, ctx):
-    spec = roofline_chart(kernels, ctx).to_dict()
+    spec = roofline_spec(kernels, ctx)
     subtitle = spec["title"]["subtitle"]
     assert subtitle[0] == "Ceilings: built-in table (NVIDIA A100 datasheet) · clock: max · input: step.csv"
     assert subtitle[1] == "2 of 4 kernels drawn; left out: 1 with zero FLOPs, 1 with missing data"
@@ -204,12 +203,12 @@ def test_fp32_roof_is_drawn_when_no_precision_is_known_to_be_used(kernels, ctx):
 def test_a_run_with_nothing_drawable_still_gives_a_valid_chart(kernels, ctx):
     nothing = kernels.iloc[2:].copy()
     nothing[[c for c in kernels if c.startswith("peak_")]] = math.nan
-    spec = roofline_chart(nothing, ctx).to_dict()
+    spec = roofline_spec(nothing, ctx)
     assert spec["title"]["subtitle"][1] == "0 of 2 kernels drawn; left out: 1 with zero FLOPs, 1 with missing data"
 
 
 def test_interaction_params_are_named_and_shared(kernels, ctx):
-    spec = roofline_chart(kernels, ctx).to_dict()
+    spec = roofline_spec(kernels, ctx)
     params = {param["name"]: param for param in spec["params"]}
     assert params["level"]["bind"] == "legend"
     assert params["kernel"]["select"] == {"type": "point", "fields": ["rank"], "on": "pointerover",
@@ -219,7 +218,7 @@ def test_interaction_params_are_named_and_shared(kernels, ctx):
 
 
 def test_spec_is_the_same_on_every_build(kernels, ctx):
-    assert chart_spec_json(roofline_chart(kernels, ctx)) == chart_spec_json(roofline_chart(kernels, ctx))
+    assert spec_text(roofline_spec(kernels, ctx)) == spec_text(roofline_spec(kernels, ctx))
 
 
 @pytest.mark.parametrize(("value", "unit", "text"), [
@@ -278,7 +277,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def test_write_chart_writes_every_format(kernels, ctx, tmp_path):
-    paths = write_chart(roofline_chart(kernels, ctx), tmp_path, ["vl.json", "html", "svg", "png"])
+    paths = write_chart(roofline_spec(kernels, ctx), tmp_path, ["vl.json", "html", "svg", "png"])
     assert [p.name for p in paths] == ["roofline.vl.json", "roofline.html", "roofline.svg", "roofline.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)  # no temporary left
 
@@ -299,29 +298,29 @@ def test_write_chart_writes_every_format(kernels, ctx, tmp_path):
 
 
 def test_written_spec_is_byte_identical_across_runs(kernels, ctx, tmp_path):
-    first = write_chart(roofline_chart(kernels, ctx), tmp_path / "a", ["vl.json", "html"])
-    second = write_chart(roofline_chart(kernels, ctx), tmp_path / "b", ["vl.json", "html"])
+    first = write_chart(roofline_spec(kernels, ctx), tmp_path / "a", ["vl.json", "html"])
+    second = write_chart(roofline_spec(kernels, ctx), tmp_path / "b", ["vl.json", "html"])
     for a, b in zip(first, second):
         assert a.read_bytes() == b.read_bytes()
 
 
 def test_html_cannot_be_broken_out_of_by_a_file_name(kernels, ctx, tmp_path):
     hostile = replace(ctx, inputs=["</script><script>alert(1)</script>.csv"])
-    [path] = write_chart(roofline_chart(kernels, hostile), tmp_path, ["html"])
+    [path] = write_chart(roofline_spec(kernels, hostile), tmp_path, ["html"])
     assert "</script><script>alert(1)" not in path.read_text()
 
 
 def test_a_failed_export_leaves_the_directory_as_it_was(kernels, ctx, tmp_path, monkeypatch):
-    real_render = chart_module._render
+    real_render = chart_files.render
 
-    def fail_on_png(chart, fmt, *spec):
+    def fail_on_png(spec, fmt):
         if fmt == "png":
             raise RuntimeError("vl-convert crashed")
-        return real_render(chart, fmt, *spec)
+        return real_render(spec, fmt)
 
-    monkeypatch.setattr(chart_module, "_render", fail_on_png)
+    monkeypatch.setattr(chart_files, "render", fail_on_png)
     with pytest.raises(RuntimeError):
-        write_chart(roofline_chart(kernels, ctx), tmp_path, ["vl.json", "png"])
+        write_chart(roofline_spec(kernels, ctx), tmp_path, ["vl.json", "png"])
     assert list(tmp_path.iterdir()) == []
 
 
@@ -331,13 +330,13 @@ def test_an_interrupted_write_leaves_no_partial_file(kernels, ctx, tmp_path, mon
 
     monkeypatch.setattr(files_module.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        write_chart(roofline_chart(kernels, ctx), tmp_path, ["vl.json"])
+        write_chart(roofline_spec(kernels, ctx), tmp_path, ["vl.json"])
     assert list(tmp_path.iterdir()) == []
 
 
 def test_unknown_format_is_refused(kernels, ctx, tmp_path):
     with pytest.raises(ValueError, match="unknown chart format"):
-        write_chart(roofline_chart(kernels, ctx), tmp_path, ["pdf"])
+        write_chart(roofline_spec(kernels, ctx), tmp_path, ["pdf"])
 
 
 def test_five_thousand_kernels_stay_small_and_render(tmp_path, ctx):
@@ -352,7 +351,7 @@ def test_five_thousand_kernels_stay_small_and_render(tmp_path, ctx):
                                bytes_l2=float(rng.uniform(1e6, 1e9)), bytes_l1=float(rng.uniform(1e6, 1e9))))
     table = pd.DataFrame(rows)
     table["time_share"] = table["time_s"] / table["time_s"].sum()
-    paths = write_chart(roofline_chart(table, ctx), tmp_path, ["vl.json", "png"])
+    paths = write_chart(roofline_spec(table, ctx), tmp_path, ["vl.json", "png"])
     assert paths[0].stat().st_size < 100_000  # what chart.py promises for 5,000 kernels with long names
     width, height = png_size(paths[1].read_bytes())
     assert width > ROOFLINE_WIDTH_PX and height > ROOFLINE_HEIGHT_PX

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ncu_roofline.render.chart import ChartContext, chart_data, roofline_chart, write_chart
+from ncu_roofline.render.chart import ChartContext, chart_data, roofline_spec
+from ncu_roofline.render.chart_files import write_chart
 
 CHROMIUM = Path("/usr/bin/chromium")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -26,7 +27,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 LONG_NAME = ("void cutlass::Kernel<cutlass::gemm::kernel::GemmUniversal<"
              + ", ".join(f"cutlass::gemm::GemmShape<{i}, 128, 32>" for i in range(40)) + "> >(Params)")
 # Symbols drawn as kernel points: the layer named "points" (not legend swatches, not the ridge points).
-POINT_SELECTOR = "g.mark-symbol.role-mark.points_0_marks path"
+POINT_SELECTOR = "g.mark-symbol.role-mark.points_marks path"
 
 
 def kernels_table() -> pd.DataFrame:
@@ -59,7 +60,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, lis
     kernels = kernels_table()
     ctx = ChartContext(gpu="NVIDIA A100-SXM4-40GB", ceiling_source="built-in table", clock="max", inputs=["run.csv"])
     outdir = tmp_path_factory.mktemp("chart")
-    [html] = write_chart(roofline_chart(kernels, ctx), outdir, ["html"])
+    [html] = write_chart(roofline_spec(kernels, ctx), outdir, ["html"])
     expected_points = len(chart_data(kernels, ctx).points)
 
     with sync_api.sync_playwright() as playwright:

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.render.chart import ChartContext, chart_data, roofline_chart, write_chart
+from ncu_roofline.render.chart import ChartContext, chart_data, roofline_spec
+from ncu_roofline.render.chart_files import write_chart
 from ncu_roofline.render.chart_layout import domains, off_scale_ranks
 from ncu_roofline.render.chart_tooltips import time_unit
 from ncu_roofline.render.labels import display_name, distinct_labels, fold_inputs
@@ -100,7 +101,7 @@ def test_climate_seg_spec_holds_every_ridge_point_and_names_its_off_scale_kernel
     data = chart_data(climate.kernels, climate.chart_context(40))
     # V100 roofs drawn: FP32 15.7 T, FP16 31.3 T, Tensor 125 T (used) × DRAM, L2, L1: 9 ridges, e.g.
     # Tensor ÷ DRAM = 125e12 / 900e9 ≈ 139 FLOP/byte.
-    spec = roofline_chart(climate.kernels, climate.chart_context(40)).to_dict()
+    spec = roofline_spec(climate.kernels, climate.chart_context(40))
     ridge_rows = next(rows for rows in spec["datasets"].values() if rows and "ridge" in rows[0])
     assert len(ridge_rows) == len(data.ridges) == 9
     peaks = {k: climate.kernels[f"peak_{k}"].median() for k in
@@ -119,10 +120,10 @@ def test_the_page_has_a_title_naming_gpu_and_input(tmp_path):
                            "peak_bytes_per_s_dram": 1.56e12, "bound": "dram", "roofline_fraction": 0.64,
                            "headroom_s": 3.6e-4, "status": "ok"}])
     ctx = ChartContext(gpu="NVIDIA A100 <b>", ceiling_source="table", clock="max", inputs=["/x/y/run.csv"])
-    [page] = write_chart(roofline_chart(table, ctx), tmp_path, ["html"])
+    [page] = write_chart(roofline_spec(table, ctx), tmp_path, ["html"])
     head = page.read_text().split("</head>")[0]
     assert "<title>Roofline — NVIDIA A100 &lt;b&gt; — run.csv</title>" in head
-    spec = json.loads(json.dumps(roofline_chart(table, ctx).to_dict()))
+    spec = json.loads(json.dumps(roofline_spec(table, ctx)))
     tooltip = next(rows for rows in spec["datasets"].values() if rows and "grid_block" in rows[0])[0]
     assert tooltip["grid_block"] == "(1, 1, 1) × (32, 1, 1)"
     assert tooltip["binding_roof"] == "DRAM 1.56 TB/s" and tooltip["headroom"].endswith("s")

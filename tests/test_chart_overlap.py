@@ -53,7 +53,8 @@ def _svgs(tmp: Path) -> list[tuple[str, Path]]:
     """(name, roofline.svg) for the climate-seg capture at --top 40 and every shared sample that analyses at 20."""
     from ncu_roofline import analyze
     from ncu_roofline.errors import InputError
-    from ncu_roofline.render.chart import write_chart
+    from ncu_roofline.render.chart import roofline_spec
+    from ncu_roofline.render.chart_files import write_chart
 
     runs: list[tuple[str, list[Path], dict]] = []
     if CLIMATE.exists():
@@ -69,7 +70,7 @@ def _svgs(tmp: Path) -> list[tuple[str, Path]]:
             continue  # not analysable alone (needs --gpu, a pair, ...): other tests cover why
         if not len(result.kernels):
             continue
-        [svg] = write_chart(result.chart(top), tmp / str(index), ["svg"])
+        [svg] = write_chart(roofline_spec(result.kernels, result.chart_context(top)), tmp / str(index), ["svg"])
         out.append((name, svg))
     return out
 
@@ -124,10 +125,12 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
     """Zoom in on the example's kernel 2 (AI ~170, ~320 TFLOP/s, beside the DRAM roof): the DRAM label's spot
     (lower left) leaves the view; the label must come back inside the plot, on its roof."""
     from ncu_roofline import analyze
-    from ncu_roofline.render.chart import write_chart
+    from ncu_roofline.render.chart import roofline_spec
+    from ncu_roofline.render.chart_files import write_chart
 
     example = Path(__file__).resolve().parents[1] / "fixtures" / "example_h100_raw.csv"
-    [page] = write_chart(analyze(example).chart(), tmp_path, ["html"])
+    result = analyze(example)
+    [page] = write_chart(roofline_spec(result.kernels, result.chart_context()), tmp_path, ["html"])
     label = """() => { const plot = document.querySelector('g.mark-group.role-scope.roofline_group path.background')
                                   || document.querySelector('g.roofline_group path');
         const t = Array.from(document.querySelectorAll('text')).find(e => e.textContent.startsWith('DRAM '));
@@ -142,9 +145,9 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
             tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                       else route.abort())
             tab.goto(page.as_uri())
-            tab.wait_for_selector("g.points_0_marks path")
+            tab.wait_for_selector("g.points_marks path")
             before = tab.evaluate(label)
-            point = tab.query_selector_all("g.points_0_marks path")[0].bounding_box()  # kernel 2: largest share
+            point = tab.query_selector_all("g.points_marks path")[0].bounding_box()  # kernel 2: largest share
             tab.mouse.move(point["x"], point["y"])
             for _ in range(8):
                 tab.mouse.wheel(0, -300)

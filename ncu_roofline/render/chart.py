@@ -1,28 +1,20 @@
-"""The hierarchical roofline chart (Altair / Vega-Lite) and its files.
+"""The hierarchical roofline chart, as a Vega-Lite spec (render/vegalite.py says why plain data, not Altair).
 
 Takes the ranked kernel table and nothing else: no ncu metric names here. The chart is built in two steps so each
 can be checked on its own: `chart_data` trims and reshapes the table into the few small frames the chart draws
-(so a 5,000-kernel run with 2,000-character names still gives a spec under 100 kB), and `roofline_chart` lays marks over them.
-`write_chart` writes the spec, a self-contained offline HTML page and, on request, SVG/PNG through vl-convert.
+(so a 5,000-kernel run with 2,000-character names still gives a spec under 100 kB), and `roofline_spec` lays marks
+over them. `chart_files` turns the spec into files: the spec, an offline HTML page and, on request, SVG/PNG.
 """
 
 from __future__ import annotations
 
-import html
-import io
-import json
 import math
-import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
-from .files import write_atomic
+from . import vegalite as vl
 from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TENSOR_TERMS, TERMS, UNKNOWN_BOUND, ai_column, display,
                           flop_column)
 from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
@@ -30,7 +22,7 @@ from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_c
 from .labels import display_name, distinct_labels, fold_inputs
 from .roof_labels import Plot
 from .chart_layout import place_texts, roof_segments
-from .numbers import format_si, positive as _positive  # noqa: F401 (format_si: re-exported)
+from .numbers import format_si, positive as _positive
 from .safe_text import for_chart
 
 
@@ -52,13 +44,6 @@ ROOFLINE_HEIGHT_PX = 480
 BARS_WIDTH_PX = 300
 BAR_STEP_PX = 18
 LABEL_MAX_LEN = 40
-PNG_SCALE = 2.0  # sharp on a high-density screen
-FORMATS = ("vl.json", "html", "svg", "png")
-DEFAULT_FORMATS = ("vl.json", "html")
-# Vega-Embed options for the HTML page: SVG keeps zoomed text crisp and each mark a DOM node (what tests count);
-# the action menu offers image export only ("open in editor" would post the data to an online editor).
-EMBED_OPTIONS: dict[str, Any] = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False,
-                                                                 "editor": False}}
 
 
 @dataclass(frozen=True)
@@ -268,7 +253,6 @@ def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, mis
 
 # --------------------------------------------------------------------------------------------------------- chart
 
-_TOOLTIP_FIELDS = TOOLTIP_FIELDS
 # Roof labels follow a zoom: while `zoom` (the scale-bound interval) holds a domain, a label whose spot left the
 # view slides along its own roof back inside it, a sixth of the visible decades from the edges (room for its text).
 _VISIBLE = ("zoom && zoom.ai && zoom.flop_per_s", "pow(zoom.ai[1] / zoom.ai[0], 1 / 6)")
@@ -280,48 +264,57 @@ ZOOMED_LABEL = {
     "zx": "datum.lo <= datum.hi ? clamp(datum.x, datum.lo, datum.hi) : datum.x",
     "zy": "datum.kind === 'memory' ? datum.y * datum.zx / datum.x : datum.y",
 }
-# Typed in the shorthand: an empty table's columns would otherwise have Altair guess (and warn) from no data.
-_TOOLTIP = [alt.Tooltip(f"{field}:{'Q' if field == 'launches' else 'N'}", title=title)
-            for field, title in _TOOLTIP_FIELDS]
+# Every value is a preformatted string except the launch count.
+_TOOLTIP = vl.tooltip([(f"{field}:{'Q' if field == 'launches' else 'N'}", title) for field, title in TOOLTIP_FIELDS])
+X_TITLE, Y_TITLE = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
 
 
-def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
-                   model_pairs: pd.DataFrame | None = None) -> alt.HConcatChart:
+def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
+                  model_pairs: pd.DataFrame | None = None) -> vl.Spec:
     """The roofline (roofs, ridge points, kernel points per memory level, rank numbers) beside a headroom bar
-    chart that names each rank, linked by kernel.
+    chart that names each rank, linked by kernel: a Vega-Lite spec.
 
-    Parameters are named, not numbered, so the spec is the same on every call in a process (Altair numbers
-    anonymous ones from a global counter). Three selections live on the points layer: `level` (bound to the
-    legend), `kernel` (hover, shared with the bars) and `zoom` (interval bound to the scales).
+    Three selections live on the points view: `level` (bound to the legend), `kernel` (hover, shared with the
+    bars) and `zoom` (interval bound to the scales). The views read named datasets: `roofs`, `roof_labels`,
+    `ridges`, `points`, `kernels` and `rank_labels` (and `model_points`, `model_segments` with `--points`).
     """
     from .model_layers import drawable_model, model_layers  # analytic points (`analyze --points`), when given
 
     model = drawable_model(model_points)
     data = chart_data(kernels, ctx, None if model is None else model[["ai", "flop_per_s"]])
-    level_pick = alt.selection_point(name="level", fields=["level"], bind="legend")
-    kernel_pick = alt.selection_point(name="kernel", fields=["rank"], on="pointerover", clear="pointerout")
-    zoom = alt.selection_interval(name="zoom", bind="scales")
+    x_scale, y_scale = vl.log_scale(data.x_domain), vl.log_scale(data.y_domain)
 
-    x_scale = alt.Scale(type="log", domain=list(data.x_domain), nice=False)
-    y_scale = alt.Scale(type="log", domain=list(data.y_domain), nice=False)
-    x_title, y_title = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
-    x = alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~g"))
-    y = alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s"))
+    def xy(x_field: str, y_field: str, *, titled: bool = False, formatted: bool = False) -> vl.Spec:
+        x = vl.channel(f"{x_field}:Q", scale=x_scale)
+        y = vl.channel(f"{y_field}:Q", scale=y_scale)
+        if formatted:
+            x["axis"], y["axis"] = {"format": "~g"}, {"format": "~s"}
+        if titled:
+            x["title"], y["title"] = X_TITLE, Y_TITLE
+        return {"x": x, "y": y}
 
-    roof_lines = alt.Chart(data.roofs).mark_line(clip=True, strokeWidth=2).encode(
-        x=x, y=y, detail="roof:N", color=alt.Color("colour:N", scale=None),
-        tooltip=[alt.Tooltip("label:N", title="roof")],
-    )
+    roof_lines = {
+        "data": {"name": "roofs"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},
+        "encoding": {**xy("x", "y", titled=True, formatted=True), "detail": vl.channel("roof:N"),
+                     "color": vl.channel("colour:N", scale=None), "tooltip": vl.tooltip([("label:N", "roof")])},
+    }
     # Each label is centred on the spot `chart_layout` found for it: the box it was placed by is the box drawn.
-    roof_text = alt.Chart(data.roof_labels).transform_calculate(**ZOOMED_LABEL).mark_text(
-        clip=True, align="center", baseline="middle", fontSize=ROOF_FONT, fontWeight="bold"
-    ).encode(x=alt.X("zx:Q", scale=x_scale), y=alt.Y("zy:Q", scale=y_scale), text="label:N",
-             color=alt.Color("colour:N", scale=None), angle=alt.Angle("angle:Q", scale=None))
-    ridges = alt.Chart(data.ridges).mark_point(clip=True, shape="diamond", size=45, filled=True, color="white",
-                                               stroke=COMPUTE_ROOF_COLOUR, strokeWidth=1.2).encode(
-        x=x, y=y, tooltip=[alt.Tooltip("ridge:N", title="ridge point"), alt.Tooltip("intensity:N", title="intensity"),
-                           alt.Tooltip("roofs:N", title="compute roof ÷ memory roof")],
-    )
+    roof_text = {
+        "data": {"name": "roof_labels"},
+        "transform": [{"calculate": expr, "as": name} for name, expr in ZOOMED_LABEL.items()],
+        "mark": {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": ROOF_FONT,
+                 "fontWeight": "bold"},
+        "encoding": {**xy("zx", "zy"), "text": vl.channel("label:N"), "color": vl.channel("colour:N", scale=None),
+                     "angle": vl.channel("angle:Q", scale=None)},
+    }
+    ridges = {
+        "data": {"name": "ridges"},
+        "mark": {"type": "point", "clip": True, "shape": "diamond", "size": 45, "filled": True, "color": "white",
+                 "stroke": COMPUTE_ROOF_COLOUR, "strokeWidth": 1.2},
+        "encoding": {**xy("x", "y", titled=True, formatted=True),
+                     "tooltip": vl.tooltip([("ridge:N", "ridge point"), ("intensity:N", "intensity"),
+                                            ("roofs:N", "compute roof ÷ memory roof")])},
+    }
 
     # Legends list what is there, in a fixed order, with fixed colours: a level or bound keeps its colour across runs.
     levels = [level for level in LEVEL_COLOURS if level in set(data.points["level"])]
@@ -329,154 +322,87 @@ def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd
     bounds = [bound for bound in BOUND_COLOURS if bound in set(bar_rows["bound"])]
     drawn_rows = data.kernels[data.kernels["on_roofline"]]
     mixes = [p for p in BOUND_COLOURS if p in set(drawn_rows["precision"])]
-    lookup = alt.LookupData(data=data.kernels, key="rank",
-                            fields=["label", "precision", *(field for field, _ in _TOOLTIP_FIELDS)])
-    points_base = alt.Chart(data.points).transform_lookup(lookup="rank", from_=lookup)
-    joins = alt.Chart(data.points).mark_line(clip=True, strokeWidth=1, color="#888888").encode(
-        x=alt.X("ai:Q", scale=x_scale), y=alt.Y("flop_per_s:Q", scale=y_scale), detail="rank:N", order="ai:Q",
-        opacity=alt.when(kernel_pick).then(alt.value(0.6)).otherwise(alt.value(0.12)),
-    )
-    points = points_base.mark_point(clip=True, filled=True, strokeWidth=1.5).encode(
-        x=alt.X("ai:Q", scale=x_scale, title=x_title), y=alt.Y("flop_per_s:Q", scale=y_scale, title=y_title),
-        color=alt.Color("level:N", title="memory level",
-                        scale=alt.Scale(domain=levels, range=[LEVEL_COLOURS[level] for level in levels])),
-        shape=alt.Shape("level:N", scale=alt.Scale(domain=levels, range=[LEVEL_SHAPES[level] for level in levels])),
-        # The outline says which precision does most of the kernel's FLOPs: its y is the total of all of them.
-        stroke=alt.Stroke("precision:N", title="main precision (outline)",
-                          scale=alt.Scale(domain=mixes, range=[BOUND_COLOURS[p] for p in mixes])),
-        size=alt.Size("time_share:Q", title="time share", scale=alt.Scale(range=list(SIZE_RANGE), zero=True),
-                      legend=alt.Legend(format=".2~%")),
-        opacity=alt.when(level_pick & kernel_pick).then(alt.value(0.95))
-        .when(level_pick).then(alt.value(0.2)).otherwise(alt.value(0.03)),
-        order=alt.Order("time_share:Q", sort="descending"),
-        tooltip=[alt.Tooltip("level:N", title="level"), alt.Tooltip("label:N", title="rank"), *_TOOLTIP],
-    ).add_params(level_pick, kernel_pick, zoom).properties(name="points")
-    ranks = alt.Chart(data.rank_labels).mark_text(
-        clip=True, align="center", baseline="middle", fontSize=RANK_FONT, fontWeight="bold", color="#222222"
-    ).encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale), text="text:N",
-             opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.45)))
-    extra = [] if model is None else model_layers(model, model_pairs, data.points, x_scale, y_scale)
-    roofline = alt.layer(roof_lines, roof_text, joins, points, ridges, ranks, *extra).properties(
-        name="roofline", width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
-    )
+    joins = {
+        "data": {"name": "points"}, "mark": {"type": "line", "clip": True, "strokeWidth": 1, "color": "#888888"},
+        "encoding": {**xy("ai", "flop_per_s"), "detail": vl.channel("rank:N"), "order": vl.channel("ai:Q"),
+                     "opacity": vl.when("kernel", 0.6, 0.12)},
+    }
+    points = {
+        "name": "points", "data": {"name": "points"},
+        "transform": [{"lookup": "rank", "from": {"data": {"name": "kernels"}, "key": "rank",
+                                                  "fields": ["label", "precision", *(f for f, _ in TOOLTIP_FIELDS)]}}],
+        "mark": {"type": "point", "clip": True, "filled": True, "strokeWidth": 1.5},
+        "encoding": {
+            **xy("ai", "flop_per_s", titled=True),
+            "color": vl.channel("level:N", title="memory level", scale=vl.ordinal_scale(levels, LEVEL_COLOURS)),
+            "shape": vl.channel("level:N", scale=vl.ordinal_scale(levels, LEVEL_SHAPES)),
+            # The outline says which precision does most of the kernel's FLOPs: its y is the total of all of them.
+            "stroke": vl.channel("precision:N", title="main precision (outline)",
+                                 scale=vl.ordinal_scale(mixes, BOUND_COLOURS)),
+            "size": vl.channel("time_share:Q", title="time share", scale={"range": list(SIZE_RANGE), "zero": True},
+                               legend={"format": ".2~%"}),
+            "opacity": vl.when({"and": [{"param": "level"}, {"param": "kernel"}]}, 0.95, 0.03, ("level", 0.2)),
+            "order": vl.channel("time_share:Q", sort="descending"),
+            "tooltip": [*vl.tooltip([("level:N", "level"), ("label:N", "rank")]), *_TOOLTIP],
+        },
+    }
+    ranks = {
+        "data": {"name": "rank_labels"},
+        "mark": {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": RANK_FONT,
+                 "fontWeight": "bold", "color": "#222222"},
+        "encoding": {**xy("x", "y"), "text": vl.channel("text:N"), "opacity": vl.when("kernel", 1.0, 0.45)},
+    }
+    datasets: dict[str, pd.DataFrame] = {"roofs": data.roofs, "roof_labels": data.roof_labels, "ridges": data.ridges,
+                                         "points": data.points, "kernels": data.kernels, "rank_labels": data.rank_labels}
+    extra: list[vl.Spec] = []
+    if model is not None:
+        extra, model_data = model_layers(model, model_pairs, data.points, x_scale, y_scale)
+        datasets.update(model_data)
+    roofline: vl.Spec = {"name": "roofline", "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
+                         "layer": [roof_lines, roof_text, joins, points, ridges, ranks, *extra]}
     if extra:  # model points keep their own shape legend beside the memory levels'
-        roofline = roofline.resolve_scale(shape="independent", color="independent")
+        roofline["resolve"] = {"scale": {"shape": "independent", "color": "independent"}}
 
     unit, _ = data.headroom_unit
-    bars = alt.Chart(data.kernels).transform_filter("datum.in_bars").mark_bar().encode(
-        x=alt.X("headroom_scaled:Q", title=f"headroom ({unit})", axis=alt.Axis(format=",.3~r")),
-        y=alt.Y("label:N", title=None, sort=alt.EncodingSortField(field="rank", order="ascending"),
-                axis=alt.Axis(labelLimit=320)),
-        color=alt.Color("bound:N", title="bound",
-                        scale=alt.Scale(domain=bounds, range=[BOUND_COLOURS[bound] for bound in bounds])),
-        opacity=alt.when(kernel_pick).then(alt.value(1.0)).otherwise(alt.value(0.35)),
-        tooltip=_TOOLTIP,
-    ).add_params(kernel_pick).properties(
-        name="headroom", width=BARS_WIDTH_PX, height=alt.Step(BAR_STEP_PX),
-        title=f"Headroom (recoverable time), top {len(bar_rows)} kernels",
-    )
-
-    with warnings.catch_warnings():
-        # Sharing `kernel` between the two views is the point; Altair warns whenever it merges a shared param.
-        warnings.filterwarnings("ignore", message="Automatically deduplicated selection parameter")
-        combined = alt.hconcat(roofline, bars, spacing=30)
-    return combined.resolve_scale(
-        color="independent", shape="independent", size="independent", opacity="independent", stroke="independent"
-    ).properties(
-        title=alt.TitleParams(for_chart(f"Hierarchical roofline — {ctx.gpu}"
-                                        + (f" — {display(ctx.precision)} work only" if ctx.precision else "")),
-                              subtitle=data.subtitle, anchor="start"),
-        usermeta={"title": page_title(ctx)},
+    bars = {
+        "name": "headroom", "data": {"name": "kernels"}, "transform": [{"filter": "datum.in_bars"}],
+        "title": f"Headroom (recoverable time), top {len(bar_rows)} kernels",
+        "width": BARS_WIDTH_PX, "height": {"step": BAR_STEP_PX},
+        "mark": {"type": "bar"},
+        "encoding": {
+            "x": vl.channel("headroom_scaled:Q", title=f"headroom ({unit})", axis={"format": ",.3~r"}),
+            "y": vl.channel("label:N", title=None, sort={"field": "rank", "order": "ascending"},
+                            axis={"labelLimit": 320}),
+            "color": vl.channel("bound:N", title="bound", scale=vl.ordinal_scale(bounds, BOUND_COLOURS)),
+            "opacity": vl.when("kernel", 1.0, 0.35),
+            "tooltip": _TOOLTIP,
+        },
+    }
+    title = for_chart(f"Hierarchical roofline — {ctx.gpu}"
+                      + (f" — {display(ctx.precision)} work only" if ctx.precision else ""))
+    return vl.top_level({
+        "hconcat": [roofline, bars], "spacing": 30,
+        "params": [
+            {"name": "level", "select": {"type": "point", "fields": ["level"]}, "bind": "legend", "views": ["points"]},
+            {"name": "kernel", "select": {"type": "point", "fields": ["rank"], "on": "pointerover",
+                                          "clear": "pointerout"}, "views": ["points", "headroom"]},
+            {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": ["points"]},
+        ],
+        "resolve": {"scale": {channel: "independent" for channel in ("color", "opacity", "shape", "size", "stroke")}},
+        "title": {"text": title, "subtitle": data.subtitle, "anchor": "start"},
+        "usermeta": {"title": page_title(ctx)},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
-        padding={"left": 5, "top": 5, "right": 40, "bottom": 5},
-    )
+        "padding": {"left": 5, "top": 5, "right": 40, "bottom": 5},
+    }, datasets)
+
+
+def roofline_chart(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
+                   model_pairs: pd.DataFrame | None = None):
+    """`roofline_spec` as an Altair chart, for notebooks."""
+    return vl.as_altair(roofline_spec(kernels, ctx, model_points=model_points, model_pairs=model_pairs))
 
 
 def page_title(ctx: ChartContext) -> str:
     """The HTML page's <title>: the GPU and what was read."""
     precision = f" {display(ctx.precision)}" if ctx.precision else ""
     return f"Roofline{precision} — {ctx.gpu} — {fold_inputs(ctx.inputs)}"
-
-
-# --------------------------------------------------------------------------------------------------------- files
-
-
-class _ScriptSafeEncoder(json.JSONEncoder):
-    """JSON that can sit inside an HTML <script>: `<` is escaped, so a name or file name holding `</script>`
-    cannot end the script early."""
-
-    def encode(self, o: Any) -> str:
-        return super().encode(o).replace("<", "\\u003c")
-
-
-def chart_spec_json(chart: alt.TopLevelMixin) -> str:
-    """The Vega-Lite spec as stable text: sorted keys, shortest round-trip floats, nothing time-dependent."""
-    return _spec_text(chart.to_dict())
-
-
-def _spec_text(spec: dict) -> str:
-    return json.dumps(spec, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def _spec(chart: alt.TopLevelMixin) -> dict:
-    """The spec as Altair's save() builds it (data inlined, no row limit), built and validated once for every
-    format that is text: the spec file and the HTML page."""
-    with alt.data_transformers.enable("default"), alt.data_transformers.disable_max_rows():
-        return chart.to_dict(context={"pre_transform": False})
-
-
-def _render(chart: alt.TopLevelMixin, fmt: str, spec: dict | None = None) -> bytes:
-    if fmt == "vl.json":
-        return _spec_text(spec if spec is not None else chart.to_dict()).encode("utf-8")
-    if fmt == "html":
-        from altair.utils.mimebundle import spec_to_mimebundle
-
-        from .vega_bundle import InlineTemplate
-
-        # What chart.save(format="html", inline=True) writes, from the spec already built, with the Vega bundle
-        # from the cache instead of rebuilt (render/vega_bundle.py).
-        page = spec_to_mimebundle(spec, format="html", mode="vega-lite", vega_version=alt.VEGA_VERSION,
-                                  vegalite_version=alt.VEGALITE_VERSION, vegaembed_version=alt.VEGAEMBED_VERSION,
-                                  embed_options=dict(EMBED_OPTIONS), template=InlineTemplate(),
-                                  json_kwds={"cls": _ScriptSafeEncoder, "sort_keys": True})
-        return _with_title(page["text/html"], spec).encode("utf-8")
-    if fmt == "png":
-        binary = io.BytesIO()
-        chart.save(binary, format="png", scale_factor=PNG_SCALE)
-        return binary.getvalue()
-    text = io.StringIO()  # svg; "vl.json" and "html" come from the spec built once by `chart_payloads`
-    chart.save(text, format="svg")
-    return text.getvalue().encode("utf-8")
-
-
-def _with_title(page: str, spec: dict) -> str:
-    """The page with a <title> naming the GPU and input (escaped: names and file names are not markup)."""
-    meta = spec.get("usermeta") or {}
-    title = meta.get("title") if isinstance(meta, dict) else None
-    if not title or "<head>" not in page:
-        return page
-    return page.replace("<head>", f"<head>\n  <title>{html.escape(str(title))}</title>", 1)
-
-
-def chart_payloads(chart: alt.TopLevelMixin, formats: Iterable[str], *, stem: str = "roofline") -> dict[str, bytes]:
-    """`{"<stem>.<format>": bytes}` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is taken for
-    "vl.json"), in the order asked: rendered, not written, so a failing export (vl-convert, say) writes nothing."""
-    wanted: list[str] = []
-    for fmt in formats:
-        fmt = "vl.json" if fmt == "json" else fmt
-        if fmt not in FORMATS:
-            raise ValueError(f"unknown chart format {fmt!r}; expected one of {', '.join(FORMATS)}")
-        if fmt not in wanted:
-            wanted.append(fmt)
-    spec = _spec(chart) if {"vl.json", "html"} & set(wanted) else None
-    return {f"{stem}.{fmt}": _render(chart, fmt, spec) for fmt in wanted}
-
-
-def write_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
-                stem: str = "roofline") -> list[Path]:
-    """Write `chart_payloads` into `outdir`, every format rendered before any file is written; the paths written,
-    in the order asked."""
-    payloads = chart_payloads(chart, formats, stem=stem)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(outdir / name, payload) for name, payload in payloads.items()]

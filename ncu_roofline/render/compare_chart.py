@@ -18,7 +18,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, write_chart
+from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data
+from .chart_files import write_chart
 from ..vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
 from .numbers import format_number, format_si
@@ -190,4 +191,4 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
 def write_compare_chart(chart: alt.TopLevelMixin, outdir: Path,
                         formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
     """`compare.<format>` in `outdir`, written like the analyze chart (same offline HTML, same stable spec text)."""
-    return write_chart(chart, Path(outdir), formats, stem=CHART_STEM)
+    return write_chart(chart.to_dict(), Path(outdir), formats, stem=CHART_STEM)

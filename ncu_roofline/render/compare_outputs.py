@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from .chart import ChartContext, chart_payloads
+from .chart import ChartContext
+from .chart_files import chart_payloads
 from .compare_chart import CHART_STEM, compare_chart
 from .compare_json import comparison_json
 from .files import prepare_outdir
@@ -39,7 +40,7 @@ def stage_comparison(outdir: Path, outputs: OutputSet, *, kernels: pd.DataFrame,
     payloads = {"compare.parquet": parquet_bytes(kernels, info["metadata"]),
                 "compare.json": comparison_json(kernels, totals, info).encode()}
     chart = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
-    payloads.update(chart_payloads(chart, ("vl.json", "html", *(f for f in formats if f not in ("vl.json", "html"))), stem=CHART_STEM))
+    payloads.update(chart_payloads(chart.to_dict(), ("vl.json", "html", *(f for f in formats if f not in ("vl.json", "html"))), stem=CHART_STEM))
     prepare_outdir(outdir, inputs)
     for name, payload in payloads.items():
         outputs.stage(outdir / name, payload)

@@ -10,7 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .chart import write_chart
+from .chart_files import write_chart
 from .compare_markdown import launch_shape
 from .names import short_kernel_name
 
@@ -71,4 +71,4 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
 
 def write_history_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = ()) -> list[Path]:
     """`history.vl.json`, `history.html` (offline) and any of svg, png."""
-    return write_chart(chart, outdir, ["vl.json", "html", *formats], stem=CHART_STEM)
+    return write_chart(chart.to_dict(), outdir, ["vl.json", "html", *formats], stem=CHART_STEM)

@@ -17,7 +17,7 @@ CHART_FORMATS = ("svg", "png")
 def write_model_outputs(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], outdir: Path, *,
                         metadata: dict[str, str], formats: Iterable[str] = (), inputs: list[Path] = (),
                         title: str = "Analytic roofline") -> list[Path]:
-    from .chart import write_chart
+    from .chart_files import write_chart
     from .model_chart import model_chart
 
     extra = [f for f in formats if f]
@@ -27,4 +27,4 @@ def write_model_outputs(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping
     written = [write_atomic(outdir / "model.parquet", parquet_bytes(points, metadata), inputs=list(inputs))]
     chart = model_chart(points, peaks_by_gpu, title=title,
                         subtitle=[f"Roofs: {', '.join(metadata.get('ncu_roofline.roofs', '').split(';'))}"])
-    return written + write_chart(chart, outdir, ["vl.json", "html", *extra], stem="model")
+    return written + write_chart(chart.to_dict(), outdir, ["vl.json", "html", *extra], stem="model")

@@ -9,7 +9,8 @@ from typing import Iterable
 import pandas as pd
 
 from ..errors import InputError
-from .chart import ChartContext, chart_payloads, roofline_chart
+from .chart import ChartContext, roofline_spec
+from .chart_files import chart_payloads
 from .files import prepare_outdir
 from .output_set import OutputSet
 from .parquet import parquet_bytes
@@ -51,11 +52,11 @@ def stage_outputs(outdir: Path, outputs: OutputSet, *, launches: pd.DataFrame, k
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
     payloads = {"launches.parquet": parquet_bytes(launches, metadata),
                 "kernels.parquet": parquet_bytes(kernels, metadata)}
-    chart = roofline_chart(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
-    payloads.update(chart_payloads(chart, ["vl.json", "html", *extra]))
+    spec = roofline_spec(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
+    payloads.update(chart_payloads(spec, ["vl.json", "html", *extra]))
     for precision, view in views.items():
-        view_chart = roofline_chart(view, replace(ctx, precision=precision))
-        payloads.update(chart_payloads(view_chart, ["vl.json", "html", *extra], stem=f"roofline_{precision}"))
+        view_spec = roofline_spec(view, replace(ctx, precision=precision))
+        payloads.update(chart_payloads(view_spec, ["vl.json", "html", *extra], stem=f"roofline_{precision}"))
     prepare_outdir(outdir, inputs)
     for name, payload in payloads.items():
         outputs.stage(outdir / name, payload)

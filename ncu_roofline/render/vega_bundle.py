@@ -30,10 +30,10 @@ def cache_dir() -> Path:
 
 
 def vl_version() -> str:
-    """The Vega-Lite version Altair asks vl-convert for ('v6_1' style), as Altair's own inline template does."""
-    from altair.utils._importers import vl_version_for_vl_convert
+    """The Vega-Lite version the specs are written against, in vl-convert's spelling ('v6_4')."""
+    from .vegalite import VL_CONVERT_VERSION
 
-    return vl_version_for_vl_convert()
+    return VL_CONVERT_VERSION
 
 
 def bundle_path(directory: Path, vl: str) -> Path:
@@ -44,7 +44,7 @@ def bundle_path(directory: Path, vl: str) -> Path:
 
 
 def javascript_bundle(*, use_cache: bool = True) -> str:
-    """The bundle Altair's `inline=True` HTML embeds, from the cache when a sound copy is there."""
+    """The Vega, Vega-Lite and Vega-Embed bundle the HTML page inlines, from the cache when a sound copy is there."""
     vl = vl_version()
     path = None
     if use_cache:
@@ -101,17 +101,3 @@ def store(path: Path, bundle: str) -> bool:
             except OSError:
                 pass
         return False
-
-
-class InlineTemplate:
-    """Altair's inline HTML template with the bundle supplied, for `chart.save(..., template=InlineTemplate())`:
-    the page is the one `inline=True` writes, byte for byte, without asking vl-convert to rebuild the bundle."""
-
-    def __init__(self, bundle: str | None = None) -> None:
-        self.bundle = bundle
-
-    def render(self, **context: object) -> str:
-        from altair.utils.html import INLINE_HTML_TEMPLATE
-
-        script = self.bundle if self.bundle is not None else javascript_bundle()
-        return INLINE_HTML_TEMPLATE.render(vegaembed_script=script, **context)

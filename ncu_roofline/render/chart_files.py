@@ -1,0 +1,124 @@
+"""A chart spec's files: the Vega-Lite JSON, a self-contained offline HTML page, and SVG/PNG through vl-convert.
+
+Every chart (roofline, compare, model, history) goes through `chart_payloads`, so the page template, the JSON
+form and the image scale are decided once. Payloads are rendered, not written, so a failing export writes nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .files import write_atomic
+from .vegalite import VEGALITE_VERSION, VL_CONVERT_VERSION, Spec
+
+PNG_SCALE = 2.0  # sharp on a high-density screen
+FORMATS = ("vl.json", "html", "svg", "png")
+DEFAULT_FORMATS = ("vl.json", "html")
+# Vega-Embed options for the HTML page: SVG keeps zoomed text crisp and each mark a DOM node (what tests count);
+# the action menu offers image export only ("open in editor" would post the data to an online editor).
+EMBED_OPTIONS: dict[str, Any] = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False,
+                                                                 "editor": False}, "mode": "vega-lite"}
+
+_PAGE = """\
+<!DOCTYPE html>
+<html>
+<head>
+{title}  <meta charset="UTF-8">
+  <style>
+    #vis.vega-embed {{
+      width: 100%;
+      display: flex;
+    }}
+
+    #vis.vega-embed details,
+    #vis.vega-embed details summary {{
+      position: relative;
+    }}
+  </style>
+  <script type="text/javascript">
+    // vega-embed.js bundle with Vega-Lite version v{vegalite_version}
+    {bundle}
+  </script>
+</head>
+<body>
+<div class="vega-visualization" id="vis"></div>
+<script type="text/javascript">
+  const spec = {spec};
+  const embedOpt = {embed_options};
+  vegaEmbed('#vis', spec, embedOpt).catch(console.error);
+</script>
+</body>
+</html>"""
+
+
+class _ScriptSafeEncoder(json.JSONEncoder):
+    """JSON that can sit inside an HTML <script>: `<` is escaped, so a name or file name holding `</script>`
+    cannot end the script early."""
+
+    def encode(self, o: Any) -> str:
+        return super().encode(o).replace("<", "\\u003c")
+
+
+def spec_text(spec: Spec) -> str:
+    """The Vega-Lite spec as stable text: sorted keys, shortest round-trip floats, nothing time-dependent."""
+    return json.dumps(spec, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def html_page(spec: Spec, bundle: str | None = None) -> str:
+    """The offline page: the Vega bundle inlined (render/vega_bundle.py), the spec, and a <title> from the spec's
+    `usermeta.title` (escaped: names and file names are not markup)."""
+    from .vega_bundle import javascript_bundle
+
+    meta = spec.get("usermeta") or {}
+    title = meta.get("title") if isinstance(meta, dict) else None
+    return _PAGE.format(
+        title=f"  <title>{html.escape(str(title))}</title>\n" if title else "",
+        vegalite_version=VEGALITE_VERSION,
+        bundle=bundle if bundle is not None else javascript_bundle(),
+        spec=json.dumps(spec, cls=_ScriptSafeEncoder, sort_keys=True, allow_nan=False),
+        embed_options=json.dumps(EMBED_OPTIONS),
+    )
+
+
+def _image(spec: Spec, fmt: str) -> bytes:
+    import vl_convert
+
+    if fmt == "png":
+        return vl_convert.vegalite_to_png(spec, vl_version=VL_CONVERT_VERSION, scale=PNG_SCALE)
+    return vl_convert.vegalite_to_svg(spec, vl_version=VL_CONVERT_VERSION).encode("utf-8")
+
+
+def render(spec: Spec, fmt: str) -> bytes:
+    """One file's bytes: "vl.json", "html", "svg" or "png"."""
+    if fmt == "vl.json":
+        return spec_text(spec).encode("utf-8")
+    if fmt == "html":
+        return html_page(spec).encode("utf-8")
+    return _image(spec, fmt)
+
+
+def chart_payloads(spec: Spec, formats: Iterable[str], *, stem: str = "roofline") -> dict[str, bytes]:
+    """`{"<stem>.<format>": bytes}` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is taken for
+    "vl.json"), in the order asked: rendered, not written, so a failing export (vl-convert, say) writes nothing."""
+    wanted: list[str] = []
+    for fmt in formats:
+        fmt = "vl.json" if fmt == "json" else fmt
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown chart format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        if fmt not in wanted:
+            wanted.append(fmt)
+    return {f"{stem}.{fmt}": render(spec, fmt) for fmt in wanted}
+
+
+def write_chart(spec: Spec, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,
+                stem: str = "roofline") -> list[Path]:
+    """Write `chart_payloads` into `outdir`, every format rendered before any file is written; the paths written,
+    in the order asked."""
+    payloads = chart_payloads(spec, formats, stem=stem)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    return [write_atomic(outdir / name, payload) for name, payload in payloads.items()]
