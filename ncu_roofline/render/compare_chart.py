@@ -14,11 +14,11 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
 from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data
+from . import vegalite as vl
 from .chart_files import write_chart
 from ..vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
@@ -26,6 +26,8 @@ from .numbers import format_number, format_si
 from .safe_text import for_chart
 
 CHART_STEM = "compare"
+HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
+X_TITLE, Y_TITLE = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
 VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
                    "removed": "#9467bd"}
 _TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
@@ -118,7 +120,7 @@ def _arrowhead_angles(arrows: pd.DataFrame, x_domain: tuple[float, float],
 
 
 def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFrame, head_kernels: pd.DataFrame,
-                  ctx: ChartContext) -> alt.LayerChart:
+                  ctx: ChartContext) -> vl.Spec:
     """Roofs of the head run, and per kernel a rule + arrowhead from its base point to its head point.
 
     `comparison_kernels` is the comparison table (largest change first); the first `ctx.top` rows are drawn.
@@ -133,46 +135,62 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
                                                        | (arrows["y_base"] != arrows["y_head"]))
     arrows["head_shape"] = np.where(moved, "triangle-up", "circle")
 
-    x_scale = alt.Scale(type="log", domain=list(roofs.x_domain))
-    y_scale = alt.Scale(type="log", domain=list(roofs.y_domain))
-    x_title, y_title = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
+    x_scale, y_scale = vl.log_scale(roofs.x_domain, nice=None), vl.log_scale(roofs.y_domain, nice=None)
+
+    def xy(x: str, y: str, *, titled: bool = True, formatted: bool = False) -> vl.Spec:
+        """x and y on the shared log scales; `formatted` adds the axis number formats (one layer draws the axes)."""
+        x_channel, y_channel = vl.channel(f"{x}:Q", scale=x_scale), vl.channel(f"{y}:Q", scale=y_scale)
+        if formatted:
+            x_channel["axis"], y_channel["axis"] = {"format": "~g"}, {"format": "~s"}
+        if titled:
+            x_channel["title"], y_channel["title"] = X_TITLE, Y_TITLE
+        return {"x": x_channel, "y": y_channel}
+
     verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[arrows["has_base"] | arrows["has_head"],
                                                                   "verdict"])]
-    colour = alt.Color("verdict:N", title="verdict",
-                       scale=alt.Scale(domain=verdicts, range=[VERDICT_COLOURS[v] for v in verdicts]))
-    hover = alt.selection_point(name="kernel", fields=["key"], on="pointerover", clear="pointerout")
-    zoom = alt.selection_interval(name="zoom", bind="scales")
-    tooltip = [alt.Tooltip(field, type="nominal", title=title) for field, title in _TOOLTIP_FIELDS]
+    colour = vl.channel("verdict:N", title="verdict", scale=vl.ordinal_scale(verdicts, VERDICT_COLOURS))
+    emphasis = vl.when("kernel", 1.0, 0.35)
+    tooltip = vl.tooltip([(f"{field}:N", title) for field, title in _TOOLTIP_FIELDS])
+    arrow_data = {"name": "arrows"}
 
-    roof_lines = alt.Chart(roofs.roofs).mark_line(clip=True, strokeWidth=2).encode(
-        x=alt.X("x:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~g")),
-        y=alt.Y("y:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s")),
-        detail="roof:N", color=alt.Color("colour:N", scale=None), tooltip=[alt.Tooltip("label:N", title="roof")])
-    roof_labels = alt.Chart(roofs.roof_labels).mark_text(  # centred where chart_layout placed them
-        clip=True, align="center", baseline="middle", fontSize=11, fontWeight="bold",
-    ).encode(x=alt.X("x:Q", scale=x_scale), y=alt.Y("y:Q", scale=y_scale), text="label:N",
-             color=alt.Color("colour:N", scale=None), angle=alt.Angle("angle:Q", scale=None))
-
-    base_x, base_y = alt.X("x_base:Q", scale=x_scale, title=x_title), alt.Y("y_base:Q", scale=y_scale, title=y_title)
-    head_x, head_y = alt.X("x_head:Q", scale=x_scale, title=x_title), alt.Y("y_head:Q", scale=y_scale, title=y_title)
-    emphasis = alt.when(hover).then(alt.value(1.0)).otherwise(alt.value(0.35))
-    source = alt.Chart(arrows)
-    rules = source.transform_filter("datum.has_base && datum.has_head").mark_rule(clip=True, strokeWidth=2).encode(
-        x=base_x, y=base_y, x2="x_head:Q", y2="y_head:Q", color=colour, opacity=emphasis, tooltip=tooltip)
+    roof_lines = {
+        "data": {"name": "roofs"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},
+        "encoding": {**xy("x", "y", formatted=True), "detail": vl.channel("roof:N"),
+                     "color": vl.channel("colour:N", scale=None), "tooltip": vl.tooltip([("label:N", "roof")])},
+    }
+    roof_labels = {  # centred where chart_layout placed them
+        "data": {"name": "roof_labels"},
+        "mark": {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": 11,
+                 "fontWeight": "bold"},
+        "encoding": {**xy("x", "y", titled=False), "text": vl.channel("label:N"),
+                     "color": vl.channel("colour:N", scale=None), "angle": vl.channel("angle:Q", scale=None)},
+    }
+    rules = {
+        "data": arrow_data, "transform": [{"filter": "datum.has_base && datum.has_head"}],
+        "mark": {"type": "rule", "clip": True, "strokeWidth": 2},
+        "encoding": {**xy("x_base", "y_base"), "x2": {"field": "x_head"}, "y2": {"field": "y_head"},
+                     "color": colour, "opacity": emphasis, "tooltip": tooltip},
+    }
     shown = arrows.loc[arrows["has_base"] | arrows["has_head"], "level"]
     levels = [display(level) for level in LEVELS if display(level) in set(shown)] or [display(LEVELS[0])]
-    base_points = source.transform_filter("datum.has_base").mark_point(clip=True, filled=False, size=60,
-                                                                       strokeWidth=1.5).encode(
-        x=base_x, y=base_y, color=colour, opacity=emphasis, tooltip=tooltip,
-        shape=alt.Shape("level:N", title="level (base point)",
-                        scale=alt.Scale(domain=levels, range=[LEVEL_SHAPES[level] for level in levels])))
-    head_points = source.transform_filter("datum.has_head").mark_point(clip=True, filled=True, size=110).encode(
-        x=head_x, y=head_y, color=colour, shape=alt.Shape("head_shape:N", scale=None),
-        angle=alt.Angle("angle:Q", scale=None), opacity=emphasis, tooltip=tooltip,
-    ).add_params(hover, zoom)
-    labels = source.transform_filter(f"datum.has_head && datum.level === '{display(LEVELS[0])}'").mark_text(
-        clip=True, align="left", baseline="middle", dx=8, fontSize=9).encode(
-        x=head_x, y=head_y, text="label:N", opacity=emphasis)
+    base_points = {
+        "data": arrow_data, "transform": [{"filter": "datum.has_base"}],
+        "mark": {"type": "point", "clip": True, "filled": False, "size": 60, "strokeWidth": 1.5},
+        "encoding": {**xy("x_base", "y_base"), "color": colour, "opacity": emphasis, "tooltip": tooltip,
+                     "shape": vl.channel("level:N", title="level (base point)",
+                                         scale=vl.ordinal_scale(levels, LEVEL_SHAPES))},
+    }
+    head_points = {
+        "name": HEADS_VIEW, "data": arrow_data, "transform": [{"filter": "datum.has_head"}],
+        "mark": {"type": "point", "clip": True, "filled": True, "size": 110},
+        "encoding": {**xy("x_head", "y_head"), "color": colour, "shape": vl.channel("head_shape:N", scale=None),
+                     "angle": vl.channel("angle:Q", scale=None), "opacity": emphasis, "tooltip": tooltip},
+    }
+    labels = {
+        "data": arrow_data, "transform": [{"filter": f"datum.has_head && datum.level === '{display(LEVELS[0])}'"}],
+        "mark": {"type": "text", "clip": True, "align": "left", "baseline": "middle", "dx": 8, "fontSize": 9},
+        "encoding": {**xy("x_head", "y_head"), "text": vl.channel("label:N"), "opacity": emphasis},
+    }
 
     drawn = int((arrows["has_base"] | arrows["has_head"]).groupby(arrows["key"]).any().sum())
     left_out = len(comparison_kernels) - drawn
@@ -181,14 +199,20 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
                 f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
                 + (f"; {left_out} left out (zero FLOPs, no intensity, or beyond the top {ctx.top})"
                    if left_out else "")]
-    return alt.layer(roof_lines, roof_labels, rules, base_points, head_points, labels).resolve_scale(
-        shape="independent").properties(
-        width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
-        title=alt.TitleParams(for_chart(f"Roofline before → after — {ctx.gpu}"), subtitle=subtitle, anchor="start"),
-    )
+    return vl.top_level({
+        "layer": [roof_lines, roof_labels, rules, base_points, head_points, labels],
+        "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
+        "params": [
+            {"name": "kernel", "select": {"type": "point", "fields": ["key"], "on": "pointerover",
+                                          "clear": "pointerout"}, "views": [HEADS_VIEW]},
+            {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": [HEADS_VIEW]},
+        ],
+        "resolve": {"scale": {"shape": "independent"}},
+        "title": {"text": for_chart(f"Roofline before → after — {ctx.gpu}"), "subtitle": subtitle,
+                  "anchor": "start"},
+    }, {"roofs": roofs.roofs, "roof_labels": roofs.roof_labels, "arrows": arrows})
 
 
-def write_compare_chart(chart: alt.TopLevelMixin, outdir: Path,
-                        formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
+def write_compare_chart(spec: vl.Spec, outdir: Path, formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
     """`compare.<format>` in `outdir`, written like the analyze chart (same offline HTML, same stable spec text)."""
-    return write_chart(chart.to_dict(), Path(outdir), formats, stem=CHART_STEM)
+    return write_chart(spec, Path(outdir), formats, stem=CHART_STEM)

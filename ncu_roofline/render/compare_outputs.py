@@ -39,8 +39,9 @@ def stage_comparison(outdir: Path, outputs: OutputSet, *, kernels: pd.DataFrame,
     """Render the comparison's files, then stage them in `outputs` (nothing is in place before its commit)."""
     payloads = {"compare.parquet": parquet_bytes(kernels, info["metadata"]),
                 "compare.json": comparison_json(kernels, totals, info).encode()}
-    chart = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
-    payloads.update(chart_payloads(chart.to_dict(), ("vl.json", "html", *(f for f in formats if f not in ("vl.json", "html"))), stem=CHART_STEM))
+    spec = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
+    chart_formats = ("vl.json", "html", *(f for f in formats if f not in ("vl.json", "html")))
+    payloads.update(chart_payloads(spec, chart_formats, stem=CHART_STEM))
     prepare_outdir(outdir, inputs)
     for name, payload in payloads.items():
         outputs.stage(outdir / name, payload)

@@ -1,15 +1,16 @@
 """The trend chart of `history -o DIR`: one line per top kernel (time over runs, runs on x in run order), with
-the noise band the gates judge against drawn behind each line over the window it was taken from."""
+the noise band the gates judge against drawn behind each line over the window it was taken from. A Vega-Lite spec
+written as plain data, like every chart here (render/vegalite.py says why)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterable
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
+from . import vegalite as vl
 from .chart_files import write_chart
 from .compare_markdown import launch_shape
 from .names import short_kernel_name
@@ -33,7 +34,7 @@ def _labels(summary: pd.DataFrame) -> pd.Series:
 
 
 def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFrame, *, top: int = 10,
-                  window: int = 10, band_name: str = "minmax") -> alt.LayerChart:
+                  window: int = 10, band_name: str = "minmax") -> vl.Spec:
     """`summary` (ordered, with `band_low`/`band_high`), `series` (long rows), `runs` (oldest first)."""
     shown = summary.head(top).copy()
     shown["label"] = _labels(shown)
@@ -50,25 +51,34 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
                           for i in band_runs if np.isfinite(row.band_low) and np.isfinite(row.band_high)
                           and row.band_low > 0],
                          columns=["label", "run_id", "band_low", "band_high"])
-    x = alt.X("run_id:O", sort=run_order, title="run (oldest → newest)", axis=alt.Axis(labelAngle=-45, labelOverlap=True))
+    x = vl.channel("run_id:O", sort=run_order, title="run (oldest → newest)",
+                   axis={"labelAngle": -45, "labelOverlap": True})
     # one legend for both layers, drawn opaque (the band's opacity would otherwise fade its symbols)
-    colour = alt.Color("label:N", title="kernel", sort=shown["label"].tolist(),
-                       legend=alt.Legend(symbolOpacity=1, symbolType="stroke", symbolStrokeWidth=3))
-    y_scale = alt.Scale(type="log", nice=False, padding=12)  # fit the drawn times, not whole decades
+    colour = vl.channel("label:N", title="kernel", sort=shown["label"].tolist(),
+                        legend={"symbolOpacity": 1, "symbolType": "stroke", "symbolStrokeWidth": 3})
+    y_scale = vl.log_scale(None, nice=False, padding=12)  # fit the drawn times, not whole decades
     band_title = "min–max" if band_name == "minmax" else "median ± k·MAD"
-    band = alt.Chart(bands).mark_area(opacity=0.15).encode(
-        x=x, y=alt.Y("band_low:Q", scale=y_scale), y2="band_high:Q", color=colour)
-    lines = alt.Chart(points).mark_line(point=len(run_order) <= 60).encode(  # markers while they stay apart
-        x=x, y=alt.Y("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), color=colour,
-        tooltip=[alt.Tooltip("kernel:N", title="kernel"), alt.Tooltip("run_id:N", title="run"),
-                 alt.Tooltip("time_s:Q", title="time (s)", format=".3~g"),
-                 alt.Tooltip("roofline_fraction:Q", title="of roof", format=".1%"),
-                 alt.Tooltip("bound:N", title="bound")])
-    title = alt.TitleParams(f"Kernel time over {len(run_order)} runs — top {len(shown)} by change",
-                            subtitle=f"band: {band_title} of the {min(window, newest)} runs before the newest")
-    return alt.layer(band, lines).properties(width=WIDTH_PX, height=HEIGHT_PX, title=title)
+    band = {
+        "data": {"name": "bands"}, "mark": {"type": "area", "opacity": 0.15},
+        "encoding": {"x": x, "y": vl.channel("band_low:Q", scale=y_scale), "y2": {"field": "band_high"},
+                     "color": colour},
+    }
+    lines = {
+        "data": {"name": "times"},
+        "mark": {"type": "line", "point": len(run_order) <= 60},  # markers while they stay apart
+        "encoding": {
+            "x": x, "y": vl.channel("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), "color": colour,
+            "tooltip": vl.tooltip([("kernel:N", "kernel"), ("run_id:N", "run"), ("time_s:Q", "time (s)"),
+                                   ("roofline_fraction:Q", "of roof"), ("bound:N", "bound")],
+                                  time_s=".3~g", roofline_fraction=".1%"),
+        },
+    }
+    title = {"text": f"Kernel time over {len(run_order)} runs — top {len(shown)} by change",
+             "subtitle": f"band: {band_title} of the {min(window, newest)} runs before the newest"}
+    return vl.top_level({"layer": [band, lines], "width": WIDTH_PX, "height": HEIGHT_PX, "title": title},
+                        {"bands": bands, "times": points})
 
 
-def write_history_chart(chart: alt.TopLevelMixin, outdir: Path, formats: Iterable[str] = ()) -> list[Path]:
+def write_history_chart(spec: vl.Spec, outdir: Path, formats: Iterable[str] = ()) -> list[Path]:
     """`history.vl.json`, `history.html` (offline) and any of svg, png."""
-    return write_chart(chart.to_dict(), outdir, ["vl.json", "html", *formats], stem=CHART_STEM)
+    return write_chart(spec, outdir, ["vl.json", "html", *formats], stem=CHART_STEM)

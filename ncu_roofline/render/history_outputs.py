@@ -32,5 +32,5 @@ def write_history(outdir: Path, *, runs: pd.DataFrame, summary: pd.DataFrame, se
         write_atomic(outdir / "history.json", history_json(runs, summary, series, gates, metadata=metadata)
                      .encode()),
     ]
-    chart = history_chart(summary, series, runs, top=top, window=window, band_name=band_name)
-    return written + write_history_chart(chart, outdir, extra)
+    spec = history_chart(summary, series, runs, top=top, window=window, band_name=band_name)
+    return written + write_history_chart(spec, outdir, extra)

@@ -3,7 +3,8 @@
 Takes the placed points (model.place) and each GPU's peaks as plain data; knows nothing of ncu. Each GPU gets
 its DRAM diagonal and the compute roofs its points run on; each point sits on its GPU's roofline at
 (ai, attainable FLOP/s), shaped by workload, so "the same decode step on A100, H100, H200" is one picture.
-Files go through `chart.write_chart` (spec, offline HTML, SVG/PNG).
+The chart is a Vega-Lite spec written as plain data (render/vegalite.py says why); files go through
+`chart_files.write_chart` (spec, offline HTML, SVG/PNG).
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-import altair as alt
 import pandas as pd
 
 from ..roofs import compute_peak, memory_peak
 from ..vocabulary import display
+from . import vegalite as vl
 from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, _decade_above, _decade_below, format_si
 
 GPU_COLOURS = ("#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#eeca3b")
@@ -74,24 +75,31 @@ def stacked_labels(roofs: pd.DataFrame, x_domain: tuple[float, float], y_domain:
 
 
 def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], *,
-                title: str = "Analytic roofline", subtitle: list[str] | None = None) -> alt.LayerChart:
+                title: str = "Analytic roofline", subtitle: list[str] | None = None) -> vl.Spec:
     """Roofs coloured by GPU, each point at its attainable FLOP/s on each GPU, shaped by workload."""
     roofs, x_domain, y_domain = model_roof_frames(points, peaks_by_gpu)
     gpus = list(peaks_by_gpu)
     names = list(dict.fromkeys(points["name"]))
-    colour = alt.Color("gpu:N", title="GPU", scale=alt.Scale(domain=gpus, range=list(GPU_COLOURS[:len(gpus)]) or
-                                                                 [GPU_COLOURS[0]]))
-    x_scale = alt.Scale(type="log", domain=list(x_domain))
-    y_scale = alt.Scale(type="log", domain=list(y_domain))
-    x = alt.X("x:Q", title="arithmetic intensity (FLOP/byte)", scale=x_scale, axis=alt.Axis(format="~g"))
-    y = alt.Y("y:Q", title="performance (FLOP/s)", scale=y_scale, axis=alt.Axis(format="~s"))
-    lines = alt.Chart(roofs).mark_line(clip=True, strokeWidth=2).encode(
-        x=x, y=y, detail="roof:N", color=colour, tooltip=[alt.Tooltip("roof:N", title="roof")])
-    label_base = alt.Chart(stacked_labels(roofs, x_domain, y_domain))
-    text_style = {"clip": True, "align": "right", "baseline": "bottom", "dx": -4, "dy": -2, "fontSize": 10}
-    halo = label_base.mark_text(**text_style, stroke="white", strokeWidth=3, strokeOpacity=0.9).encode(
-        x=x, y=y, text="label:N")  # keeps a label legible where it crosses another GPU's roof
-    roof_text = label_base.mark_text(**text_style).encode(x=x, y=y, text="label:N", color=colour)
+    colour = vl.channel("gpu:N", title="GPU",
+                        scale=vl.ordinal_scale(gpus, list(GPU_COLOURS[:len(gpus)]) or [GPU_COLOURS[0]]))
+    xy = {"x": vl.channel("x:Q", title="arithmetic intensity (FLOP/byte)", scale=vl.log_scale(x_domain, nice=None),
+                          axis={"format": "~g"}),
+          "y": vl.channel("y:Q", title="performance (FLOP/s)", scale=vl.log_scale(y_domain, nice=None),
+                          axis={"format": "~s"})}
+    lines = {
+        "data": {"name": "roofs"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},
+        "encoding": {**xy, "detail": vl.channel("roof:N"), "color": colour,
+                     "tooltip": vl.tooltip([("roof:N", "roof")])},
+    }
+    text_style = {"type": "text", "clip": True, "align": "right", "baseline": "bottom", "dx": -4, "dy": -2,
+                  "fontSize": 10}
+    halo = {  # keeps a label legible where it crosses another GPU's roof
+        "data": {"name": "roof_labels"}, "mark": {**text_style, "stroke": "white", "strokeWidth": 3,
+                                                  "strokeOpacity": 0.9},
+        "encoding": {**xy, "text": vl.channel("label:N")},
+    }
+    roof_text = {"data": {"name": "roof_labels"}, "mark": text_style,
+                 "encoding": {**xy, "text": vl.channel("label:N"), "color": colour}}
     shown = points[points["attainable_flop_per_s"].notna() & (points["ai"] > 0)].assign(
         x=lambda f: f["ai"], y=lambda f: f["attainable_flop_per_s"],
         attainable=lambda f: [format_si(v, "FLOP/s") for v in f["attainable_flop_per_s"]],
@@ -100,19 +108,22 @@ def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, fl
         bytes_text=lambda f: [format_si(v, "B") for v in f["bytes"]],
         bound_text=lambda f: [display(b) for b in f["bound"]],
     )[["name", "gpu", "x", "y", "attainable", "time", "flop_text", "bytes_text", "ridge_ai", "bound_text"]]
-    marks = alt.Chart(shown).mark_point(clip=True, filled=True, size=90, stroke="white", strokeWidth=0.5).encode(
-        x=x, y=y, color=colour,
-        shape=alt.Shape("name:N", title="workload",
-                        scale=alt.Scale(domain=names, range=[POINT_SHAPES[i % len(POINT_SHAPES)]
-                                                             for i in range(len(names))])),
-        tooltip=[alt.Tooltip("name:N", title="workload"), alt.Tooltip("gpu:N", title="GPU"),
-                 alt.Tooltip("flop_text:N", title="FLOP"), alt.Tooltip("bytes_text:N", title="bytes"),
-                 alt.Tooltip("x:Q", title="AI (FLOP/B)", format=".3~g"),
-                 alt.Tooltip("attainable:N", title="attainable"), alt.Tooltip("time:N", title="minimum time"),
-                 alt.Tooltip("ridge_ai:Q", title="ridge (FLOP/B)", format=".3~g"),
-                 alt.Tooltip("bound_text:N", title="bound")],
-    )
-    return alt.layer(lines, halo, roof_text, marks).properties(
-        width=ROOFLINE_WIDTH_PX, height=ROOFLINE_HEIGHT_PX,
-        title=alt.TitleParams(title, subtitle=subtitle or [], anchor="start"),
-    ).resolve_scale(shape="independent")
+    marks = {
+        "data": {"name": "points"},
+        "mark": {"type": "point", "clip": True, "filled": True, "size": 90, "stroke": "white", "strokeWidth": 0.5},
+        "encoding": {
+            **xy, "color": colour,
+            "shape": vl.channel("name:N", title="workload",
+                                scale=vl.ordinal_scale(names, [POINT_SHAPES[i % len(POINT_SHAPES)]
+                                                               for i in range(len(names))])),
+            "tooltip": vl.tooltip([("name:N", "workload"), ("gpu:N", "GPU"), ("flop_text:N", "FLOP"),
+                                   ("bytes_text:N", "bytes"), ("x:Q", "AI (FLOP/B)"), ("attainable:N", "attainable"),
+                                   ("time:N", "minimum time"), ("ridge_ai:Q", "ridge (FLOP/B)"),
+                                   ("bound_text:N", "bound")], x=".3~g", ridge_ai=".3~g"),
+        },
+    }
+    return vl.top_level({
+        "layer": [lines, halo, roof_text, marks], "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
+        "title": {"text": title, "subtitle": subtitle or [], "anchor": "start"},
+        "resolve": {"scale": {"shape": "independent"}},
+    }, {"roofs": roofs, "roof_labels": stacked_labels(roofs, x_domain, y_domain), "points": shown})

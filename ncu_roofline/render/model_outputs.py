@@ -25,6 +25,6 @@ def write_model_outputs(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping
         raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from svg, png")
     prepare_outdir(outdir, list(inputs))
     written = [write_atomic(outdir / "model.parquet", parquet_bytes(points, metadata), inputs=list(inputs))]
-    chart = model_chart(points, peaks_by_gpu, title=title,
-                        subtitle=[f"Roofs: {', '.join(metadata.get('ncu_roofline.roofs', '').split(';'))}"])
-    return written + write_chart(chart.to_dict(), outdir, ["vl.json", "html", *extra], stem="model")
+    spec = model_chart(points, peaks_by_gpu, title=title,
+                       subtitle=[f"Roofs: {', '.join(metadata.get('ncu_roofline.roofs', '').split(';'))}"])
+    return written + write_chart(spec, outdir, ["vl.json", "html", *extra], stem="model")

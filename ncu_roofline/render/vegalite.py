@@ -67,11 +67,17 @@ def when(test: str | Spec, then: Any, otherwise: Any, *more: tuple[str | Spec, A
     return {"condition": conditions, "value": otherwise}
 
 
-def log_scale(domain: tuple[float, float] | list[float], *, nice: bool | None = False) -> Spec:
-    """A log scale over a fixed domain (nice=None leaves Vega-Lite's default rounding)."""
-    scale: Spec = {"domain": [float(v) for v in domain], "type": "log"}
+def log_scale(domain: tuple[float, float] | list[float] | None, *, nice: bool | None = False,
+              padding: float | None = None) -> Spec:
+    """A log scale over a fixed domain, or over the data where `domain` is None (a trend whose values are not known
+    in advance); nice=None leaves Vega-Lite's default rounding, `padding` (px) keeps marks off the plot's edges."""
+    scale: Spec = {"type": "log"}
+    if domain is not None:
+        scale["domain"] = [float(v) for v in domain]
     if nice is not None:
         scale["nice"] = nice
+    if padding is not None:
+        scale["padding"] = padding
     return scale
 
 
