@@ -5,6 +5,7 @@
 - The vocabulary module is the only place a level, precision or roof column is spelled.
 - No ncu metric name outside `readers/` (metric formulas are data in `metrics/`).
 - No module over 500 lines.
+- Altair is imported only by `render/vegalite.py` (`as_altair`, for notebooks): charts are Vega-Lite dicts.
 """
 
 from __future__ import annotations
@@ -222,6 +223,46 @@ def test_no_ncu_metric_name_outside_readers_and_metrics():
             if METRIC.search(text):
                 found.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r}")
     assert not found, "metric names belong in metrics/ (data) or readers/:\n" + "\n".join(found)
+
+
+# ------------------------------------------------------------------------------------------------- altair
+
+ALTAIR_ALLOWED = {"render.vegalite"}  # as_altair: the spec as an Altair chart, for notebooks
+
+
+def altair_imports(path: Path) -> list[int]:
+    """Lines of `path` that import altair: `import altair`, `from altair… import`, anywhere (function bodies too),
+    or `importlib.import_module("altair…")` / `__import__("altair…")` with the name spelled out."""
+    def is_altair(name: str | None) -> bool:
+        return bool(name) and name.split(".")[0] == "altair"
+
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import) and any(is_altair(alias.name) for alias in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and not node.level and is_altair(node.module):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if called in {"import_module", "__import__"} and is_altair(str(node.args[0].value)):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_vegalite_imports_altair():
+    """Charts are plain Vega-Lite dicts: importing and validating Altair cost 0.4 s of a 1 s run (issue #16)."""
+    found = [f"{path.relative_to(PACKAGE.parent)}:{line}" for name, path in modules().items()
+             if name not in ALTAIR_ALLOWED for line in altair_imports(path)]
+    assert not found, "build charts with render/vegalite.py, not Altair:\n" + "\n".join(found)
+
+
+def test_the_altair_check_sees_every_spelling(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import altair as alt\n"
+                     "def f():\n    from altair.vegalite import v6\n    return v6\n"
+                     "def g():\n    import importlib\n    return importlib.import_module('altair')\n"
+                     "import altair_tiles\nfrom .altair import x\n")  # neither of the last two is Altair
+    assert altair_imports(probe) == [1, 3, 7]
 
 
 # ------------------------------------------------------------------------------------------------- sizes

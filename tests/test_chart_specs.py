@@ -1,0 +1,122 @@
+"""The compare, model and history charts are plain Vega-Lite dicts (render/vegalite.py): nothing checks them at run
+time, so these tests do what Altair's validation used to do, and a little more. Each spec validates against the
+Vega-Lite schema Altair ships, every view reads a dataset the spec carries, and every selection names a view
+that exists (a misspelt dataset or view name draws an empty chart or a dead hover, without an error).
+
+Inputs: fixtures/compare/base.csv and head.csv (a made-up GPU, DRAM 2 TB/s, FP32 10 TFLOP/s; see test_compare.py):
+gemm_tile (64,1,1)×(128,1,1) takes 100 µs in base and 80 µs in head.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import altair as alt
+import jsonschema
+import pandas as pd
+import pytest
+
+from ncu_roofline import analyze
+from ncu_roofline.compare import compare
+from ncu_roofline.history import append_analysis
+from ncu_roofline.history_report import load_history
+from ncu_roofline.model.place import place_points, table_roofs, workloads_frame
+from ncu_roofline.model.workloads import gemm, layernorm
+from ncu_roofline.render.compare_chart import compare_chart
+from ncu_roofline.render.history_chart import history_chart
+from ncu_roofline.render.model_chart import model_chart
+
+from conftest import FIXTURES
+
+BASE, HEAD = FIXTURES / "compare" / "base.csv", FIXTURES / "compare" / "head.csv"
+GEMM = "gemm_tile(float *, const float *, int)"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return analyze(BASE), analyze(HEAD)
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    [path] = Path(alt.__file__).parent.glob("vegalite/v*/schema/vega-lite-schema.json")
+    return json.loads(path.read_text())
+
+
+def compare_spec(runs) -> dict[str, Any]:
+    result = compare(*runs)
+    return compare_chart(result.kernels, base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                         ctx=result.chart_context(20))
+
+
+def model_spec(_runs) -> dict[str, Any]:
+    roof_sets = table_roofs(["NVIDIA A100-SXM4-80GB", "H100 SXM"])
+    points = place_points(workloads_frame([gemm(1024, 1024, 1024, "fp32"), layernorm(4096, 1024, "fp16")]),
+                          roof_sets)
+    return model_chart(points, {r.name: r.peaks for r in roof_sets}, subtitle=["two GPUs"])
+
+
+def history_of(runs, directory: Path):
+    """Three runs, oldest first: base, head, base; the band is taken from the two before the newest."""
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for day, run in enumerate((runs[0], runs[1], runs[0])):
+        append_analysis(directory, run, run_id=f"r{day + 1}", run_time=start + timedelta(days=day))
+    return load_history(directory)
+
+
+def views(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every unit view (a view with a mark), through layers and concatenations."""
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in spec.get(key, []):
+            yield from views(child)
+    if "mark" in spec:
+        yield spec
+
+
+@pytest.mark.parametrize("make", [compare_spec, model_spec, "history"])
+def test_spec_validates_and_its_views_read_datasets_it_carries(make, runs, schema, tmp_path):
+    if make == "history":
+        result = history_of(runs, tmp_path)
+        spec = history_chart(result.summary, result.series, result.runs)
+    else:
+        spec = make(runs)
+    jsonschema.Draft7Validator(schema).validate(spec)
+    assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/v6")
+    read = {view["data"]["name"] for view in views(spec)}
+    assert read == set(spec["datasets"]), "a view reads a dataset the spec lacks, or a dataset is never drawn"
+    assert all(spec["datasets"][name] for name in read), "an empty dataset: nothing of it is drawn"
+    named = {view["name"] for view in views(spec) if "name" in view}
+    for param in spec.get("params", []):
+        assert set(param["views"]) <= named, param
+
+
+def test_compare_spec_draws_the_gemm_arrow_up_from_base_to_head(runs):
+    spec = compare_spec(runs)
+    arrows = pd.DataFrame(spec["datasets"]["arrows"])
+    gemm_row = arrows[(arrows["kernel_name"] == GEMM) & (arrows["shape"] == "(64, 1, 1) × (128, 1, 1)")
+                      & (arrows["level"] == "DRAM")].iloc[0]
+    # 2.5e8 FFMA × 2 = 5e8 FLOP over 60 MB: AI 8.33 in both runs; 5e8 / 100 µs = 5 TFLOP/s, / 80 µs = 6.25 TFLOP/s
+    assert gemm_row["x_base"] == pytest.approx(5e8 / 60e6) == pytest.approx(gemm_row["x_head"])
+    assert (gemm_row["y_base"], gemm_row["y_head"]) == (pytest.approx(5e12), pytest.approx(6.25e12))
+    # straight up on screen: 0° clockwise from up; the head point is the arrowhead
+    assert gemm_row["angle"] == 0.0 and gemm_row["head_shape"] == "triangle-up"
+    [rule] = [view for view in views(spec) if view["mark"]["type"] == "rule"]
+    assert (rule["encoding"]["x2"], rule["encoding"]["y2"]) == ({"field": "x_head"}, {"field": "y_head"})
+
+
+def test_history_spec_band_spans_the_runs_before_the_newest(runs, tmp_path):
+    result = history_of(runs, tmp_path)
+    spec = history_chart(result.summary, result.series, result.runs, window=10)
+    bands = pd.DataFrame(spec["datasets"]["bands"])
+    gemm_band = bands[bands["label"].str.startswith("gemm_tile") & bands["label"].str.contains(r"\(64,1,1\)")]
+    # min–max of the two runs before the newest: base 100 µs, head 80 µs; drawn over all three runs
+    assert gemm_band["run_id"].tolist() == ["r1", "r2", "r3"]
+    assert gemm_band["band_low"].tolist() == pytest.approx([80e-6] * 3)
+    assert gemm_band["band_high"].tolist() == pytest.approx([100e-6] * 3)
+    [band_view, line_view] = spec["layer"]
+    # the y scale fits the drawn times (no domain), so a band and its line share it
+    assert band_view["encoding"]["y"]["scale"] == {"type": "log", "nice": False, "padding": 12}
+    assert line_view["encoding"]["x"]["sort"] == ["r1", "r2", "r3"]
