@@ -9,7 +9,7 @@ over them. `chart_files` turns the spec into files: the spec, an offline HTML pa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,10 @@ BOUND_COLOURS = {
 
 ROOFLINE_WIDTH_PX = 640
 ROOFLINE_HEIGHT_PX = 480
+# The HTML page fills the window with the widest of these plot widths that fits beside the bars; each gets its own
+# label layout (placed here, so no texts overlap at any of them). Heights grow more slowly, up to FIT_MAX_HEIGHT_PX.
+FIT_WIDTHS_PX = (480, 560, 640, 760, 880, 1000, 1120, 1240, 1360, 1480, 1600, 1760, 1920)
+FIT_MAX_HEIGHT_PX = 720
 BARS_WIDTH_PX = 300
 BAR_STEP_PX = 18
 LABEL_MAX_LEN = 40
@@ -73,6 +77,7 @@ class ChartData:
     rank_labels: pd.DataFrame | None = None  # rank numbers placed clear of points and other texts: rank, text, x, y
     off_scale: tuple[int, ...] = ()  # ranks of drawn kernels left off the axes (far from all the others)
     headroom_unit: tuple[str, float] = ("s", 1.0)  # the bars' unit and its factor from seconds
+    fits: tuple[dict, ...] = ()  # per plot size of the page (FIT_WIDTHS_PX): width, height, its two label frames
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
@@ -125,8 +130,8 @@ def _decade_above(value: float) -> float:
     return float(10 ** math.ceil(math.log10(value)))
 
 
-def _roof_frames(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-                 sizes: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
+               sizes: np.ndarray) -> tuple[list[dict], list[dict], list[dict]]:
     """Line ends of each roof, its label placed clear of every point and other label, and the rank numbers."""
     segments = roof_segments(compute, memory, plot.x_domain, plot.y_domain)
     texts = [f"{display(s['key'])} {format_si(s['peak'], 'FLOP/s' if s['kind'] == 'compute' else 'B/s')}"
@@ -142,9 +147,12 @@ def _roof_frames(compute: dict[str, float], memory: dict[str, float], plot: Plot
         if spot is not None:
             labels.append({"roof": name, "kind": segment["kind"], "label": text, "x": spot[0], "y": spot[1],
                            "angle": spot[2], "colour": colour, "peak": segment["peak"]})
-    columns = ["roof", "kind", "peak", "label", "x", "y", "colour"]
-    return (pd.DataFrame(rows, columns=columns),
-            pd.DataFrame(labels, columns=["roof", "kind", "label", "x", "y", "angle", "colour", "peak"]), ranks)
+    return rows, labels, ranks
+
+
+ROOF_COLUMNS = ["roof", "kind", "peak", "label", "x", "y", "colour"]
+ROOF_LABEL_COLUMNS = ["roof", "kind", "label", "x", "y", "angle", "colour", "peak"]
+RANK_LABEL_COLUMNS = ["rank", "text", "x", "y"]
 
 
 # ------------------------------------------------------------------------------------------------------ kernels
@@ -213,7 +221,11 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     plot = Plot(ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX, x_domain, y_domain)
     on_scale = points[~points["rank"].isin(off_scale)]
     sizes = size_of(on_scale["time_share"], float(points["time_share"].max()) if len(points) else 0.0)
-    roofs, roof_labels, rank_labels = _roof_frames(compute, memory, plot, on_scale, sizes)
+    roof_rows, label_rows, rank_rows = _roof_rows(compute, memory, plot, on_scale, sizes)
+    roofs = pd.DataFrame(roof_rows, columns=ROOF_COLUMNS)
+    roof_labels = pd.DataFrame(label_rows, columns=ROOF_LABEL_COLUMNS)
+    rank_labels = pd.DataFrame(rank_rows, columns=RANK_LABEL_COLUMNS)
+    fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows})
     ridges = ridge_frame(peaks, compute, memory, x_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
@@ -227,7 +239,31 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         subtitle.append(f"{unlabelled} crowded point{'s' if unlabelled > 1 else ''} without a rank number: "
                         "hover or zoom to read them")
     return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
-                     tuple(off_scale), unit)
+                     tuple(off_scale), unit, fits)
+
+
+def fit_height(width: float) -> int:
+    """The plot height that goes with a plot width on the page: 3:4 up to the default, flatter when wider."""
+    if width <= ROOFLINE_WIDTH_PX:
+        return int(round(width * ROOFLINE_HEIGHT_PX / ROOFLINE_WIDTH_PX))
+    return int(min(FIT_MAX_HEIGHT_PX, max(ROOFLINE_HEIGHT_PX, round(0.6 * width))))
+
+
+def _fits(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame, sizes: np.ndarray,
+          labelled: set[str]) -> tuple[dict, ...]:
+    """The page's plot sizes (FIT_WIDTHS_PX), each with its own label layout. A size where a roof labelled at the
+    default size finds no room is not offered: the page never trades a roof's name for width."""
+    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes)
+            for width in FIT_WIDTHS_PX)
+    return tuple(fit for fit in fits if labelled <= {row["roof"] for row in fit["datasets"]["roof_labels"]})
+
+
+def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
+         sizes: np.ndarray) -> dict:
+    """One plot size of the page: its width, height and the roof and rank labels placed for it (JSON rows)."""
+    _, roof_labels, rank_labels = _roof_rows(compute, memory, plot, points, sizes)
+    return {"width": int(plot.width), "height": int(plot.height),
+            "datasets": {"roof_labels": roof_labels, "rank_labels": rank_labels}}
 
 
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
@@ -390,7 +426,9 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         ],
         "resolve": {"scale": {channel: "independent" for channel in ("color", "opacity", "shape", "size", "stroke")}},
         "title": {"text": title, "subtitle": data.subtitle, "anchor": "start"},
-        "usermeta": {"title": page_title(ctx)},
+        # What the HTML page needs beyond Vega-Lite: its <title>, and the label layout for each plot size it may
+        # show so the chart fills the window (render/chart_files.py).
+        "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits)}},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
         "padding": {"left": 5, "top": 5, "right": 40, "bottom": 5},
     }, datasets)

@@ -29,6 +29,10 @@ _PAGE = """\
 <head>
 {title}  <meta charset="UTF-8">
   <style>
+    html {{
+      overflow-y: scroll;
+    }}
+
     #vis.vega-embed {{
       width: 100%;
       display: flex;
@@ -49,10 +53,53 @@ _PAGE = """\
 <script type="text/javascript">
   const spec = {spec};
   const embedOpt = {embed_options};
-  vegaEmbed('#vis', spec, embedOpt).catch(console.error);
+{fit_script}
 </script>
 </body>
 </html>"""
+
+
+# Filling the window: a spec whose `usermeta.fit` lists plot sizes (each with its own label layout, placed in Python
+# so that no texts overlap at any of them) is drawn at the widest size that fits the page beside everything else
+# (axes, legends, the bars: measured on the first drawing), and drawn again when the window is resized.
+_FIT_SCRIPT = """\
+  const fit = (spec.usermeta || {}).fit;
+  let shown = null, current = null, overhead = 0;
+  function sized(size) {
+    const copy = JSON.parse(JSON.stringify(spec));
+    const view = (copy.hconcat || copy.vconcat || [copy]).find(v => v.name === fit.view) || copy;
+    view.width = size.width;
+    view.height = size.height;
+    Object.assign(copy.datasets, size.datasets);
+    return copy;
+  }
+  async function draw(size) {
+    if (shown) shown.finalize();
+    shown = await vegaEmbed('#vis', size ? sized(size) : spec, embedOpt);
+    current = size;
+  }
+  function widest() {
+    const room = document.body.clientWidth;
+    return fit.sizes.reduce((best, size) => size.width + overhead <= room ? size : best, fit.sizes[0]);
+  }
+  async function refit() {
+    const size = widest();
+    if (size !== current) await draw(size);
+    document.body.dataset.plotWidth = String(current.width);
+  }
+  draw(null).then(async () => {
+    if (!fit || !fit.sizes.length) return;
+    const box = getComputedStyle(document.querySelector('#vis'));
+    const drawn = document.querySelector('#vis svg').getBoundingClientRect().width
+      + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
+    const view = (spec.hconcat || spec.vconcat || [spec]).find(v => v.name === fit.view) || spec;
+    overhead = drawn - view.width;
+    current = fit.sizes.find(size => size.width === view.width && size.height === view.height) || null;
+    await refit();
+    let pending = null;
+    window.addEventListener('resize', () => { clearTimeout(pending); pending = setTimeout(refit, 150); });
+  }).catch(console.error);"""
+_PLAIN_SCRIPT = "  vegaEmbed('#vis', spec, embedOpt).catch(console.error);"
 
 
 class _ScriptSafeEncoder(json.JSONEncoder):
@@ -64,13 +111,20 @@ class _ScriptSafeEncoder(json.JSONEncoder):
 
 
 def spec_text(spec: Spec) -> str:
-    """The Vega-Lite spec as stable text: sorted keys, shortest round-trip floats, nothing time-dependent."""
+    """The Vega-Lite spec as stable text: sorted keys, shortest round-trip floats, nothing time-dependent.
+
+    Without `usermeta.fit`: the label layouts for other page sizes are the HTML page's business, and would double
+    the file people embed or attach to a review (it shows the chart at its default size)."""
+    meta = spec.get("usermeta")
+    if isinstance(meta, dict) and "fit" in meta:
+        spec = {**spec, "usermeta": {k: v for k, v in meta.items() if k != "fit"}}
     return json.dumps(spec, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def html_page(spec: Spec, bundle: str | None = None) -> str:
-    """The offline page: the Vega bundle inlined (render/vega_bundle.py), the spec, and a <title> from the spec's
-    `usermeta.title` (escaped: names and file names are not markup)."""
+    """The offline page: the Vega bundle inlined (render/vega_bundle.py), the spec, a <title> from the spec's
+    `usermeta.title` (escaped: names and file names are not markup), and with `usermeta.fit`, a chart that fills
+    the window's width."""
     from .vega_bundle import javascript_bundle
 
     meta = spec.get("usermeta") or {}
@@ -81,6 +135,7 @@ def html_page(spec: Spec, bundle: str | None = None) -> str:
         bundle=bundle if bundle is not None else javascript_bundle(),
         spec=json.dumps(spec, cls=_ScriptSafeEncoder, sort_keys=True, allow_nan=False),
         embed_options=json.dumps(EMBED_OPTIONS),
+        fit_script=_FIT_SCRIPT if isinstance(meta, dict) and meta.get("fit") else _PLAIN_SCRIPT,
     )
 
 

@@ -116,10 +116,11 @@ def roof_segments(compute: dict[str, float], memory: dict[str, float], x_domain:
 
 
 def place_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
-                sizes: np.ndarray) -> tuple[list[tuple[float, float, float] | None], pd.DataFrame]:
-    """Roof label spots (data x, data y, Vega angle; None when no room) and rank label spots per kernel.
+                sizes: np.ndarray) -> tuple[list[tuple[float, float, float] | None], list[dict[str, Any]]]:
+    """Roof label spots (data x, data y, Vega angle; None when no room) and rank label spots (rank, text, x, y).
 
-    `points` are the drawn points on scale (rank, ai, flop_per_s); `sizes` their symbol areas.
+    `points` are the drawn points on scale (rank, ai, flop_per_s); `sizes` their symbol areas. Plain arrays and
+    lists, no frames: the page lays its labels out once per plot size it may show.
     """
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
@@ -134,13 +135,14 @@ def place_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str
             roof_spots.append(None)
             continue
         x, y = plot.to_data(spot[0], spot[1])
-        roof_spots.append((x, y, (360.0 - spot[2]) % 360.0))
+        roof_spots.append((x, y, round((360.0 - spot[2]) % 360.0, 3)))
     rows = []
-    frame = pd.DataFrame({"rank": points["rank"].to_numpy(), "px": px, "py": py, "r": radii})
-    for rank, group in frame.groupby("rank", sort=True):
-        anchors = list(group.sort_values("px", ascending=False)[["px", "py", "r"]].itertuples(index=False, name=None))
-        spot = place_rank(board, str(rank), anchors, RANK_FONT)
+    ranks = points["rank"].to_numpy()
+    order = np.lexsort((-px, ranks))  # by rank, then rightmost point first
+    for rank in np.unique(ranks):
+        mine = order[ranks[order] == rank]
+        spot = place_rank(board, str(rank), list(zip(px[mine], py[mine], radii[mine])), RANK_FONT)
         if spot is not None:
             x, y = plot.to_data(*spot)
             rows.append({"rank": int(rank), "text": str(rank), "x": x, "y": y})
-    return roof_spots, pd.DataFrame(rows, columns=["rank", "text", "x", "y"])
+    return roof_spots, rows

@@ -1,0 +1,121 @@
+"""roofline.html fills the window: at each window width the page shows the widest plot size of the spec's
+`usermeta.fit` that fits beside the bars and legends, redraws on resize, and no two texts overlap at any of them.
+
+Real headless Chromium (Debian's), driven by Playwright; skipped without either.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ncu_roofline import analyze
+from ncu_roofline.render.chart import FIT_WIDTHS_PX, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, fit_height, roofline_spec
+from ncu_roofline.render.chart_files import spec_text, write_chart
+
+from conftest import FIXTURES
+from test_chart_overlap import ARGS, CHROMIUM, CLIMATE, QUADS, V100, overlapping_pairs
+
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+
+# What the page reports after each drawing: the plot width shown, the room it had, and the width everything
+# besides the plot takes (the whole drawing, plus Vega-Embed's padding for its action menu, minus the plot).
+STATE = """() => {
+    const box = getComputedStyle(document.querySelector('#vis'));
+    const drawn = document.querySelector('#vis svg').getBoundingClientRect().width
+        + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
+    const plot = Number(document.body.dataset.plotWidth);
+    return {plot, room: document.body.clientWidth, overhead: drawn - plot,
+            plotBox: document.querySelector('g.roofline_group path.background').getBBox().width};
+}"""
+
+
+def test_the_spec_carries_a_layout_per_offered_size_and_the_default_one_is_the_spec_itself():
+    result = analyze(FIXTURES / "example_h100_raw.csv")
+    spec = roofline_spec(result.kernels, result.chart_context())
+    sizes = spec["usermeta"]["fit"]["sizes"]
+    widths = [size["width"] for size in sizes]
+    assert widths == sorted(widths) and set(widths) <= set(FIT_WIDTHS_PX)
+    # 3:4 up to the default 640 × 480, then flatter: 1000 px wide is 0.6 × 1000 = 600 high, never above 720.
+    assert fit_height(480) == 360 and fit_height(ROOFLINE_WIDTH_PX) == ROOFLINE_HEIGHT_PX
+    assert fit_height(1000) == 600 and fit_height(1920) == 720
+    assert all(size["height"] == fit_height(size["width"]) for size in sizes)
+    [default] = [size for size in sizes if size["width"] == ROOFLINE_WIDTH_PX]
+    for name in ("roof_labels", "rank_labels"):  # the page starts from the spec as written
+        assert default["datasets"][name] == spec["datasets"][name]
+    labelled = {row["roof"] for row in spec["datasets"]["roof_labels"]}
+    for size in sizes:  # no offered size loses a roof's label
+        assert labelled <= {row["roof"] for row in size["datasets"]["roof_labels"]}
+    # The layouts are the page's: roofline.vl.json is the chart at its default size, with its title.
+    written = json.loads(spec_text(spec))
+    assert written["usermeta"] == {"title": spec["usermeta"]["title"]} and written["datasets"] == spec["datasets"]
+
+
+def _pages(tmp: Path) -> dict[str, Path]:
+    """The example's page, and the 49-kernel climate-seg capture's at --top 40 when the shared samples are here."""
+    pages = {}
+    example = analyze(FIXTURES / "example_h100_raw.csv")
+    [pages["example"]] = write_chart(roofline_spec(example.kernels, example.chart_context()), tmp / "example",
+                                     ["html"])
+    if CLIMATE.exists():
+        climate = analyze([CLIMATE], gpu=V100)
+        [pages["climate-seg top 40"]] = write_chart(roofline_spec(climate.kernels, climate.chart_context(40)),
+                                                    tmp / "climate", ["html"])
+    return pages
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _shown(tab, previous: int | None = None) -> dict:
+    tab.wait_for_function("(previous) => document.body.dataset.plotWidth !== undefined && "
+                          "Number(document.body.dataset.plotWidth) !== previous", arg=previous, timeout=20_000)
+    tab.wait_for_timeout(300)  # a redraw in flight settles
+    return tab.evaluate(STATE)
+
+
+def _widest(sizes: list[int], room: float, overhead: float) -> int:
+    fitting = [width for width in sizes if width + overhead <= room]
+    return max(fitting) if fitting else min(sizes)
+
+
+@pytest.mark.parametrize("window", [1366, 1920, 2560])
+def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, tmp_path, window):
+    pages = _pages(tmp_path)
+    for name, page in pages.items():
+        tab = browser.new_page(viewport={"width": window, "height": 1000})
+        tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        tab.goto(page.as_uri())
+        state = _shown(tab)
+        sizes = tab.evaluate("() => spec.usermeta.fit.sizes.map(size => size.width)")
+        assert state["plot"] == _widest(sizes, state["room"], state["overhead"]), (name, state)
+        assert abs(state["plotBox"] - state["plot"]) <= 1, (name, state)  # the plot drawn is that wide
+        if state["plot"] != min(sizes):
+            assert state["plot"] + state["overhead"] <= state["room"]  # nothing scrolls sideways
+        assert overlapping_pairs(tab.evaluate(QUADS)) == [], (name, window)
+        tab.close()
+
+
+def test_the_page_redraws_wider_when_the_window_grows(browser, tmp_path):
+    page = _pages(tmp_path)["example"]
+    tab = browser.new_page(viewport={"width": 1600, "height": 1000})
+    tab.goto(page.as_uri())
+    narrow = _shown(tab)
+    tab.set_viewport_size({"width": 2400, "height": 1000})
+    wide = _shown(tab, previous=narrow["plot"])
+    # 800 px more room: the plot grows by the largest step of the ladder that still fits.
+    sizes = tab.evaluate("() => spec.usermeta.fit.sizes.map(size => size.width)")
+    assert wide["plot"] > narrow["plot"]
+    assert wide["plot"] == _widest(sizes, wide["room"], wide["overhead"])
+    assert overlapping_pairs(tab.evaluate(QUADS)) == []
+    tab.close()
