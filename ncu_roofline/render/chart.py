@@ -8,7 +8,6 @@ over them. `chart_files` turns the spec into files: the spec, an offline HTML pa
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -77,13 +76,7 @@ class ChartData:
     rank_labels: pd.DataFrame | None = None  # rank numbers placed clear of points and other texts: rank, text, x, y
     off_scale: tuple[int, ...] = ()  # ranks of drawn kernels left off the axes (far from all the others)
     headroom_unit: tuple[str, float] = ("s", 1.0)  # the bars' unit and its factor from seconds
-    fits: tuple[dict, ...] = ()  # per plot size of the page (FIT_WIDTHS_PX): width, height, its two label frames
-
-
-# ---------------------------------------------------------------------------------------------------- formatting
-
-def _format_percent(value: float) -> str:
-    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f} %"
+    fits: tuple[dict, ...] = ()  # per plot size of the page (FIT_WIDTHS_PX): width, height, its label rows
 
 
 # --------------------------------------------------------------------------------------------------------- roofs
@@ -120,14 +113,6 @@ def _compute_roofs(kernels: pd.DataFrame, peaks: dict[str, float]) -> list[str]:
     if not drawn and FALLBACK_PRECISION in peaks:
         drawn = [FALLBACK_PRECISION]
     return drawn
-
-
-def _decade_below(value: float) -> float:  # model_chart's axes use the same whole decades
-    return float(10 ** math.floor(math.log10(value)))
-
-
-def _decade_above(value: float) -> float:
-    return float(10 ** math.ceil(math.log10(value)))
 
 
 def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,

@@ -30,11 +30,12 @@ SIZE_RANGE = (30.0, 400.0)
 MARGIN = 1.25  # room beyond the outermost point or roof before the next whole decade
 
 
-def _decade_below(value: float) -> float:
+def decade_below(value: float) -> float:
+    """The whole decade at or below `value`: log axes here start and end on decades."""
     return float(10 ** math.floor(math.log10(value)))
 
 
-def _decade_above(value: float) -> float:
+def decade_above(value: float) -> float:
     return float(10 ** math.ceil(math.log10(value)))
 
 
@@ -71,8 +72,8 @@ def domains(points: pd.DataFrame, compute: dict[str, float], memory: dict[str, f
     top_flop = max(compute.values(), default=max(ys))
     ridges = [top_flop / bandwidth for bandwidth in memory.values()]
     xs = [*kept["ai"], *ridges] or [1.0]
-    x_domain = (_decade_below(min(xs) / MARGIN), _decade_above(max(xs) * MARGIN))
-    y_domain = (_decade_below(min(ys) / MARGIN), _decade_above(max(ys) * MARGIN))
+    x_domain = (decade_below(min(xs) / MARGIN), decade_above(max(xs) * MARGIN))
+    y_domain = (decade_below(min(ys) / MARGIN), decade_above(max(ys) * MARGIN))
     return x_domain, y_domain, off
 
 

@@ -17,7 +17,8 @@ import pandas as pd
 from ..roofs import compute_peak, memory_peak
 from ..vocabulary import display
 from . import vegalite as vl
-from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, _decade_above, _decade_below, format_si
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, format_si
+from .chart_layout import decade_above, decade_below
 
 GPU_COLOURS = ("#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#eeca3b")
 POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left",
@@ -35,8 +36,8 @@ def model_roof_frames(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[s
     xs = [*drawn["ai"]] + [max(t) / d for gpu, t in tops.items() if t and (d := drams[gpu])]
     ys = [*drawn["attainable_flop_per_s"]] + [p for t in tops.values() for p in t]
     xs, ys = xs or [1.0], ys or [1e12]
-    x_domain = (_decade_below(min(xs) / 3), _decade_above(max(xs) * 3))
-    y_domain = (_decade_below(min(ys) / 3), _decade_above(max(ys) * 3))
+    x_domain = (decade_below(min(xs) / 3), decade_above(max(xs) * 3))
+    y_domain = (decade_below(min(ys) / 3), decade_above(max(ys) * 3))
     rows = []
     for gpu, peaks in peaks_by_gpu.items():
         dram, top = drams[gpu], max(tops[gpu], default=None)
