@@ -120,3 +120,15 @@ def test_history_spec_band_spans_the_runs_before_the_newest(runs, tmp_path):
     # the y scale fits the drawn times (no domain), so a band and its line share it
     assert band_view["encoding"]["y"]["scale"] == {"type": "log", "nice": False, "padding": 12}
     assert line_view["encoding"]["x"]["sort"] == ["r1", "r2", "r3"]
+
+
+def test_the_vega_lite_version_is_one_vl_convert_renders():
+    """Specs say which Vega-Lite they are written against; vl-convert (images, the page's bundle) must ship it."""
+    import vl_convert
+
+    from ncu_roofline.render.vegalite import SCHEMA_URL, VEGALITE_VERSION, VL_CONVERT_VERSION
+
+    major_minor = ".".join(VEGALITE_VERSION.split(".")[:2])  # "6.4.1" -> "6.4", vl-convert's "v6_4"
+    assert VL_CONVERT_VERSION == "v" + major_minor.replace(".", "_")
+    assert major_minor in vl_convert.get_vegalite_versions()
+    assert SCHEMA_URL.endswith(f"/v{VEGALITE_VERSION}.json")
