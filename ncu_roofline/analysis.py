@@ -143,8 +143,10 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     forced = resolve_devices([], gpu) if gpu else None
     path_notes: list[str] = []
     files = expand_paths(paths, path_notes)
-    digests = _start_hashing(files)  # overlaps the read: hashlib lets go of the GIL
     read = read_inputs(files, catalogue.wants, progress)
+    # Hashed after the read, beside the single-threaded steps that follow it: during the read the CSV parser
+    # already has every core, and SHA-256 (1 s per GB here) would only take one away from it.
+    digests = _start_hashing(files)
     reports = set(read.attrs.get("report_sources", ()))
     reader_notes = [*path_notes, *read.attrs.get("run_notes", ())]
     if nvtx_include:
@@ -213,8 +215,8 @@ def _ceiling_options(devices: dict, gpu: str | None, ceilings: str | Path | None
 
 
 def _start_hashing(files: list[Path]) -> Callable[[], list[InputFile]]:
-    """SHA-256 of the inputs in a daemon thread while they are read: at 10^6 launches (12 GB) this hides ~10 s
-    behind the CSV parse on two cores. A run that fails on bad input exits without waiting for it."""
+    """SHA-256 of the inputs in a daemon thread (hashlib lets go of the GIL): at 10^6 launches (12 GB, ~10 s of
+    hashing) it runs beside deriving, grouping and ranking. A run that fails on bad input exits without waiting."""
     import threading
 
     results: list[InputFile] = []

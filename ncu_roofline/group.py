@@ -164,12 +164,20 @@ def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
     n_groups = int(frame["_group"].max()) + 1 if len(frame) else 0
     result = np.full(n_groups, None, dtype=object)
     if column in frame and n_groups:
-        codes, uniques = pd.factorize(frame[column].astype("string"), sort=True)
+        codes, uniques = pd.factorize(frame[column])
         known = codes >= 0
+        group = frame["_group"].to_numpy(dtype=np.int64)[known]
+        if len(uniques) == 1:  # the common case: every launch that has a value has this one
+            result[np.bincount(group, minlength=n_groups) > 0] = str(uniques[0])
+            return pd.Series(result, dtype="string")
+        names = np.asarray([str(u) for u in uniques], dtype=object)
+        order = np.argsort(names, kind="stable")  # codes renumbered so that values join in sorted order
+        renumbered = np.empty_like(order)
+        renumbered[order] = np.arange(len(order))
         width = len(uniques) + 1
-        pairs = np.unique(frame["_group"].to_numpy(dtype=np.int64)[known] * width + codes[known])
+        pairs = np.unique(group * width + renumbered[codes[known]])
         groups, values = np.divmod(pairs, width)
-        texts = np.asarray(uniques, dtype=object)[values]
+        texts = names[order][values]
         single = np.bincount(groups, minlength=n_groups)[groups] == 1
         result[groups[single]] = texts[single]
         for group in np.unique(groups[~single]):  # launches that disagree: every value, in sorted order

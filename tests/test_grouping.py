@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ncu_roofline.catalogue import load_catalogue
@@ -82,3 +83,17 @@ def test_nvtx_include_keeps_matching_paths_only():
     assert list(kept["launch_id"]) == [0, 1]
     assert list(filter_nvtx(raw, "train/*")["launch_id"]) == [0, 1, 2]
     assert filter_nvtx(raw, "eval/*").empty
+
+
+def test_distinct_values_of_a_group_join_sorted_and_unknown_stays_unknown():
+    """`_distinct` (definition ids, ceiling sources): the one value a group's launches share, else all of them
+    sorted and joined with '+'; a group with no value has none. Categories listed out of order must not leak
+    their order into the text."""
+    from ncu_roofline.group import _distinct
+
+    values = pd.Categorical(["b", "a", "a", None, "c", "a"], categories=["c", "b", "a"])
+    frame = pd.DataFrame({"def_x": values, "_group": [0, 0, 0, 1, 2, 3]})
+    assert _distinct(frame, "def_x").tolist() == ["a+b", pd.NA, "c", "a"]
+    one = pd.DataFrame({"def_x": ["fp32_ffma", None, "fp32_ffma"], "_group": [0, 1, 2]})
+    assert _distinct(one, "def_x").tolist() == ["fp32_ffma", pd.NA, "fp32_ffma"]
+    assert _distinct(one, "absent").tolist() == [pd.NA, pd.NA, pd.NA]

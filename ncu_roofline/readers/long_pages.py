@@ -427,8 +427,12 @@ def _repeated_cells(rows: np.ndarray, codes: np.ndarray, values: np.ndarray, wid
     repeat a metric) give that value, whichever row comes last; a row that is not a number never hides one that is;
     copies that disagree give null, and are listed so the launch's notes can name the metric and both values."""
     cell = rows.astype(np.int64) * max(width, 1) + codes
-    _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
-    repeated = counts[inverse] > 1
+    cells = int(cell.max()) + 1 if cell.size else 0
+    if cells <= 4 * cell.size + 1024:  # most (launch, metric) cells are filled: count them in place, no sort
+        repeated = np.bincount(cell, minlength=cells)[cell] > 1
+    else:
+        _, inverse, counts = np.unique(cell, return_inverse=True, return_counts=True)
+        repeated = counts[inverse] > 1
     if not repeated.any():
         return None
     frame = pd.DataFrame({"cell": cell[repeated], "row": rows[repeated], "code": codes[repeated],
