@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import InputError
 from ..launch_table import metric_columns
@@ -73,7 +74,12 @@ def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
     files = expand_paths(paths)
     if not files:
         raise InputError(None, "no input files given")
-    tables = [read_file(path, wanted, progress) for path in files]
+    tables = []
+    for path in files:
+        tables.append(read_file(path, wanted, progress))
+        # The parser's blocks are freed but kept by Arrow's allocator for reuse; hand them back before the
+        # next file and the steps after the read (about 120 MB at 10^5 launches on the raw page).
+        pa.default_memory_pool().release_unused()
     reports = {str(path) for path, table in zip(files, tables) if table.attrs.get("report")}
     frames, notes = [], []
     for members in _group_metric_split(tables):
