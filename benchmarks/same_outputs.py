@@ -1,10 +1,11 @@
-"""Prove a speed-up changed no output: run `ncu-roofline analyze -o` with two builds on the same inputs, then compare
-every file byte for byte.
+"""Prove a reshape or a speed-up changed no output: run `ncu-roofline` with two builds on the same inputs, then
+compare every file byte for byte.
 
 Inputs: fixtures/*.csv and *.txt, every shared sample (../shared/ncu-samples: CSV/text exports and .ncu-rep
 reports), and two generated details/raw exports (benchmarks/generate.py) large enough to span several read batches.
-Each input gets a folder with the -o outputs (Parquet, Vega-Lite, HTML), the --json summary, stdout, stderr and the
-exit code, so refusals are compared too.
+Each input gets a folder with the `analyze -o` outputs (Parquet, Vega-Lite, HTML), the --summary-md and --json
+summaries, stdout, stderr and the exit code, so refusals are compared too; one more folder holds `compare` of the
+fixtures' base and head runs.
 
     python benchmarks/same_outputs.py run /tmp/before --exe /work/main/.venv/bin/ncu-roofline
     python benchmarks/same_outputs.py run /tmp/after
@@ -52,11 +53,11 @@ def slug(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", path.name)
 
 
-def run_one(exe: list[str], source: Path, folder: Path) -> None:
+def run_one(exe: list[str], args: list[str], folder: Path) -> None:
     folder.mkdir(parents=True)
     env = dict(os.environ, COLUMNS="160", NO_COLOR="1", TERM="dumb")
-    done = subprocess.run([*exe, "analyze", str(source), "-o", str(folder / "out"), "--json", str(folder / "summary.json")],
-                          capture_output=True, env=env, timeout=600)
+    done = subprocess.run([*exe, *args, "-o", str(folder / "out"), "--summary-md", str(folder / "summary.md"),
+                           "--json", str(folder / "summary.json")], capture_output=True, env=env, timeout=600)
     (folder / "stdout.txt").write_bytes(done.stdout.replace(str(folder).encode(), b"DIR"))
     (folder / "stderr.txt").write_bytes(done.stderr.replace(str(folder).encode(), b"DIR"))
     (folder / "rc.txt").write_text(f"{done.returncode}\n")
@@ -66,7 +67,9 @@ def run(dest: Path, exe: list[str], workdir: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     workdir.mkdir(parents=True, exist_ok=True)
-    jobs = [(p, dest / slug(p)) for p in inputs(workdir)]
+    jobs = [(["analyze", str(p)], dest / slug(p)) for p in inputs(workdir)]
+    pair = ROOT / "fixtures" / "compare"
+    jobs.append((["compare", str(pair / "base.csv"), str(pair / "head.csv")], dest / "compare"))
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(lambda job: run_one(exe, *job), jobs))
     print(f"{len(jobs)} inputs -> {dest}")
