@@ -264,7 +264,7 @@ def run_sql(con, query: str) -> pd.DataFrame:
 def _label_filter(labels: Mapping[str, str]) -> tuple[str, list[str]]:
     if not labels:
         return "", []
-    clauses = [f"json_extract_string(labels, ?) = ?" for _ in labels]
+    clauses = ["json_extract_string(labels, ?) = ?" for _ in labels]
     params = [item for key, value in sorted(labels.items()) for item in (f'$."{key}"', value)]
     return "WHERE " + " AND ".join(clauses), params
 

@@ -167,6 +167,26 @@ def test_cli_model_writes_chart_and_parquet(tmp_path):
     assert (tmp_path / "model.html").stat().st_size > 0
 
 
+def test_cli_model_outputs_land_together_or_not_at_all(tmp_path, monkeypatch):
+    """A PNG export that fails leaves the folder as it was: model.parquet is not written ahead of the charts."""
+    from ncu_roofline.render import chart_files
+
+    real_render = chart_files.render
+
+    def fail_on_png(spec, fmt):
+        if fmt == "png":
+            raise RuntimeError("vl-convert crashed")
+        return real_render(spec, fmt)
+
+    (tmp_path / "model.parquet").write_bytes(b"the previous run's")
+    monkeypatch.setattr(chart_files, "render", fail_on_png)
+    result = runner.invoke(app, ["model", "gemm", "--m", "64", "--n", "64", "--k", "64", "--gpu", "H100 SXM",
+                                 "-o", str(tmp_path), "--format", "png"])
+    assert result.exit_code != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.parquet"]
+    assert (tmp_path / "model.parquet").read_bytes() == b"the previous run's"
+
+
 def test_cli_model_without_gpu_and_bad_values_exit_2():
     result = runner.invoke(app, ["model", "gemm", "--m", "8", "--n", "8", "--k", "8"])
     assert result.exit_code == 2 and "--gpu" in result.output

@@ -11,15 +11,12 @@ cannot sit on log axes and are counted in the subtitle.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data
 from . import vegalite as vl
-from .chart_files import write_chart
 from ..vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
 from .numbers import format_number, format_si
@@ -211,8 +208,3 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
         "title": {"text": for_chart(f"Roofline before → after — {ctx.gpu}"), "subtitle": subtitle,
                   "anchor": "start"},
     }, {"roofs": roofs.roofs, "roof_labels": roofs.roof_labels, "arrows": arrows})
-
-
-def write_compare_chart(spec: vl.Spec, outdir: Path, formats: Iterable[str] = ("vl.json", "html")) -> list[Path]:
-    """`compare.<format>` in `outdir`, written like the analyze chart (same offline HTML, same stable spec text)."""
-    return write_chart(spec, Path(outdir), formats, stem=CHART_STEM)

@@ -4,14 +4,10 @@ written as plain data, like every chart here (render/vegalite.py says why)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterable
-
 import numpy as np
 import pandas as pd
 
 from . import vegalite as vl
-from .chart_files import write_chart
 from .compare_markdown import launch_shape
 from .names import short_kernel_name
 
@@ -77,8 +73,3 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
              "subtitle": f"band: {band_title} of the {min(window, newest)} runs before the newest"}
     return vl.top_level({"layer": [band, lines], "width": WIDTH_PX, "height": HEIGHT_PX, "title": title},
                         {"bands": bands, "times": points})
-
-
-def write_history_chart(spec: vl.Spec, outdir: Path, formats: Iterable[str] = ()) -> list[Path]:
-    """`history.vl.json`, `history.html` (offline) and any of svg, png."""
-    return write_chart(spec, outdir, ["vl.json", "html", *formats], stem=CHART_STEM)
