@@ -50,7 +50,9 @@ def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
             continue
         names = ", ".join(display(_TERM_KEY[g.quantity]) for g in found)
         work = [g for g in found if g.quantity in WORK_COLUMNS]
-        effect = "FLOP totals and the speed of light leave it out" if work else "the speed of light leaves it out"
+        # A kernel whose counted precisions are all zero keeps an unknown total: zero would claim no work at all.
+        effect = ("FLOP totals add up the precisions counted, and stay unknown where those are all zero; the speed "
+                  "of light leaves it out") if work else "the speed of light leaves it out"
         notes.append(f"{source}: the capture holds no counters for {names} (unknown on all {found[0].launches} "
                      f"launches; {effect}); to count it: {command}")
     return notes

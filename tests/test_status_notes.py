@@ -73,7 +73,8 @@ def test_a_precision_the_capture_did_not_collect_is_a_run_note_not_a_launch_prob
     assert not result.launches["status"].str.contains("missing flop_fp16|missing flop_tensor").any()
     assert not result.launches["status"].str.contains("flop_total_lower_bound").any()
     assert result.notes[0].startswith(f"{path}: the capture holds no counters for FP16, Tensor (unknown on all 5 "
-                                      "launches; FLOP totals and the speed of light leave it out); to count it: "
+                                      "launches; FLOP totals add up the precisions counted, and stay unknown where those are all "
+                                      "zero; the speed of light leaves it out); to count it: "
                                       "ncu --metrics sm__sass_thread_inst_executed_op_hadd_pred_on.sum,")
     # Volta has no sm__ops_path_tensor_* counters: it is told the tensor-pipe instruction count
     assert result.notes[0].endswith(",sm__inst_executed_pipe_tensor.sum -o report ...")
@@ -88,8 +89,9 @@ def test_nersc_capture_is_told_the_nersc_metrics_it_lacks(samples):
     gaps = [n for n in result.notes if "holds no counters" in n]
     assert len(gaps) == 1
     # the NERSC family's own FP64 counters, and no other L2 metric than the lts__t_bytes it already collects
-    assert gaps[0].endswith("holds no counters for FP64 (unknown on all 559 launches; FLOP totals and the speed of "
-                            "light leave it out); to count it: ncu --metrics "
+    assert gaps[0].endswith("holds no counters for FP64 (unknown on all 559 launches; FLOP totals add up the "
+                            "precisions counted, and stay unknown where those are all zero; the speed of light "
+                            "leaves it out); to count it: ncu --metrics "
                             "sm__sass_thread_inst_executed_op_dadd_pred_on.sum,"
                             "sm__sass_thread_inst_executed_op_dmul_pred_on.sum,"
                             "sm__sass_thread_inst_executed_op_dfma_pred_on.sum --csv ...")
