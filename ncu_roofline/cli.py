@@ -28,7 +28,8 @@ from .cli_model import ceilings_compare, model_app  # noqa: E402  (the analytic 
 app.add_typer(model_app, name="model")
 ceilings_app.command("compare")(ceilings_compare)
 
-from .cli_io import _formats, _precisions, chart_link, on_sigterm, stderr, stdout, user_errors  # noqa: E402
+from .cli_io import (GROUP_BY_HELP, _formats, _precisions, chart_link, grouping, on_sigterm, stderr,  # noqa: E402
+                     stdout, user_errors)
 
 
 @app.command()
@@ -42,8 +43,7 @@ def analyze(
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
-    group_by: str = typer.Option("kernel", "--group-by", help="'kernel', 'nvtx' (kernel within NVTX range) or "
-                                                              "'op' (PyTorch operator, from emit_nvtx ranges)."),
+    group_by: str = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP),
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
     summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
@@ -77,8 +77,7 @@ def analyze(
         from .render.outputs import OUTPUT_NAMES
 
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
-        if group_by not in {"kernel", "nvtx", "op"}:
-            raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
+        groups = grouping(group_by)
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
         if history is not None:  # a bad or taken run id, or a bad label, fails before any input is read
@@ -86,8 +85,7 @@ def analyze(
 
             run_id, labels = prepare_run(history, run_id, label, replace=replace)
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
-            result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
-                                  group_by_op=group_by == "op",
+            result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups,
                                   nvtx_include=nvtx_include, progress=progress, points=points,
                                   allow_empty=allow_empty, kernel=kernel, exclude=exclude, sort=sort)
         if result.model_points is not None:
@@ -166,7 +164,7 @@ def compare(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
     ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
     clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
-    group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
+    group_by: str = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP),
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
@@ -192,9 +190,8 @@ def compare(
 
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
-        if group_by not in {"kernel", "nvtx"}:
-            raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
-        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, group_by_nvtx=group_by == "nvtx",
+        groups = grouping(group_by)
+        runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, **groups,
                              allow_empty=True)
                 for path in (base, head)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)

@@ -15,6 +15,8 @@ from typing import Callable, List, Optional
 import typer
 from rich.console import Console
 
+from .cli_io import GROUP_BY_HELP, grouping
+
 
 def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr: Console,
              formats: Callable[[Optional[str]], list[str]], emit: Callable) -> None:
@@ -100,7 +102,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
         ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
         clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
-        group_by: str = typer.Option("kernel", "--group-by", help="'kernel' or 'nvtx' (kernel within NVTX range)."),
+        group_by: str = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP),
     ) -> None:
         """One analysis per report, each appended to the history as its own run (id: the file name's stem)."""
         from .batch import BatchOptions, plan_jobs, run_batch, skip_existing as split_existing
@@ -108,13 +110,12 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         from .history import parse_labels
 
         with user_errors():
-            if group_by not in {"kernel", "nvtx"}:
-                raise InputError(None, f"--group-by must be 'kernel' or 'nvtx', not {group_by!r}")
+            groups = grouping(group_by)
             if replace and skip_existing:
                 raise InputError(None, "--replace and --skip-existing exclude each other")
             options = BatchOptions(history=str(history_dir), labels=parse_labels(label), replace=replace,
                                    analyze={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None,
-                                            "clock": clock, "group_by_nvtx": group_by == "nvtx"})
+                                            "clock": clock, **groups})
             planned = plan_jobs(inputs)
             skipped = []
             if skip_existing:

@@ -52,6 +52,16 @@ def on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
+GROUP_BY_HELP = "'kernel', 'nvtx' (kernel within NVTX range) or 'op' (PyTorch operator, from emit_nvtx ranges)."
+
+
+def grouping(group_by: str) -> dict[str, bool]:
+    """`--group-by` as the analysis' keyword arguments, checked before any input is read."""
+    if group_by not in {"kernel", "nvtx", "op"}:
+        raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
+    return {"group_by_nvtx": group_by == "nvtx", "group_by_op": group_by == "op"}
+
+
 def _formats(value: Optional[str]) -> list[str]:
     """Extra chart formats, checked before anything is read or written."""
     from .render.outputs import EXTRA_FORMATS

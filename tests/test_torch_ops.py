@@ -87,3 +87,48 @@ def test_analyze_group_by_op_sums_an_operators_kernels(monkeypatch):
     assert backward["launches"] == 1 and backward["bytes_dram"] == pytest.approx(2500)
     assert len(result.launches) == 4  # the launch table keeps every launch under its own kernel name
     assert set(result.launches["kernel_name"]) == {"ampere_sgemm_32x32", "add_bias_kernel", "memset"}
+
+
+def test_compare_and_batch_take_group_by_op(monkeypatch, tmp_path):
+    """`compare --group-by op` matches operators across runs, and `batch --group-by op` records them: the head run's forward addmm GEMM takes 8 µs instead
+    of 4, so aten::addmm goes from 4 + 1 = 5 µs to 8 + 1 = 9 µs (+80 %), the backward mm is unchanged."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+
+    def launches(files, wanted, progress=None):
+        table = torch_launches()
+        if files[0].name.startswith("head"):
+            table.loc[0, "gpu__time_duration.sum"] = 8e-6
+        return table
+
+    monkeypatch.setattr(analysis_module, "expand_paths", lambda paths, notes=None: [tmp_path / p for p in paths])
+    monkeypatch.setattr(analysis_module, "read_inputs", launches)
+    monkeypatch.setattr(analysis_module, "_start_hashing", lambda files: (lambda: []))
+    result = CliRunner().invoke(app, ["compare", "base.ncu-rep", "head.ncu-rep", "--group-by", "op",
+                                      "--gpu", "H100 PCIe", "--json", "-", "--rows", "0"])
+    assert result.exit_code == 0, result.output
+    rows = {row["kernel_name"]: row for row in json.loads(result.stdout)["kernels"]}
+    assert set(rows) == {"aten::addmm", "aten::mm [backward]", "memset"}
+    addmm = rows["aten::addmm"]
+    assert addmm["time_s_base"] == pytest.approx(5e-6) and addmm["time_s_head"] == pytest.approx(9e-6)
+    assert rows["aten::mm [backward]"]["time_s_head"] == pytest.approx(rows["aten::mm [backward]"]["time_s_base"])
+    bad = CliRunner().invoke(app, ["compare", "base.ncu-rep", "head.ncu-rep", "--group-by", "operator"])
+    assert bad.exit_code == 2 and "--group-by must be 'kernel', 'nvtx' or 'op'" in bad.output
+
+    # batch: each report one run of the history, grouped by operator as `analyze --group-by op` groups it
+    import pandas as pd
+
+    for name in ("base.ncu-rep", "head.ncu-rep"):
+        (tmp_path / name).write_bytes(b"")
+    history = tmp_path / "history"
+    done = CliRunner().invoke(app, ["batch", str(tmp_path / "base.ncu-rep"), str(tmp_path / "head.ncu-rep"),
+                                    "--history", str(history), "--jobs", "1", "--group-by", "op",
+                                    "--gpu", "H100 PCIe"])
+    assert done.exit_code == 0, done.output
+    kernels = pd.read_parquet(history / "kernels")
+    head = kernels[kernels["run_id"].astype(str) == "head"].set_index("kernel_name")
+    assert set(head.index) == {"aten::addmm", "aten::mm [backward]", "memset"}
+    assert head.loc["aten::addmm", "time_s"] == pytest.approx(8e-6 + 1e-6)
