@@ -1,5 +1,6 @@
 """roofline.html fills the window: at each window width the page shows the widest plot size of the spec's
-`usermeta.fit` that fits beside the bars and legends, redraws on resize, and no two texts overlap at any of them.
+`usermeta.fit` that fits beside the bars and legends (or above the bars, when even the smallest does not fit beside
+them), redraws on resize, and no two texts overlap at any of them.
 
 Real headless Chromium (Debian's), driven by Playwright; skipped without either.
 """
@@ -29,6 +30,7 @@ STATE = """() => {
         + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
     const plot = Number(document.body.dataset.plotWidth);
     return {plot, room: document.body.clientWidth, overhead: drawn - plot,
+            arrangement: document.body.dataset.arrangement,
             plotBox: document.querySelector('g.roofline_group path.background').getBBox().width};
 }"""
 
@@ -89,7 +91,7 @@ def _widest(sizes: list[int], room: float, overhead: float) -> int:
     return max(fitting) if fitting else min(sizes)
 
 
-@pytest.mark.parametrize("window", [1366, 1920, 2560])
+@pytest.mark.parametrize("window", [1024, 1366, 1920, 2560])
 def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, tmp_path, window):
     pages = _pages(tmp_path)
     for name, page in pages.items():
@@ -103,6 +105,12 @@ def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, 
         if state["plot"] != min(sizes):
             assert state["plot"] + state["overhead"] <= state["room"]  # nothing scrolls sideways
         assert overlapping_pairs(tab.evaluate(QUADS)) == [], (name, window)
+        if name.startswith("climate-seg") and window == 1366:
+            # 40 long names beside the plot leave it no room at 1366 px: the bars go under it, and the plot,
+            # now as wide as the window allows, is wider than the narrowest size the side-by-side page has
+            assert state["arrangement"] == "stacked" and state["plot"] > min(sizes), state
+        if window >= 1920:
+            assert state["arrangement"] == "side", (name, state)
         tab.close()
 
 

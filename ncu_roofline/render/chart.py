@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from . import vegalite as vl
-from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TENSOR_TERMS, TERMS, UNKNOWN_BOUND, ai_column, display,
-                          flop_column)
+from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TENSOR_TERMS, TERMS, UNKNOWN_BOUND, ai_column,
+                          display, flop_column)
 from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
 from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
 from .labels import display_name, distinct_labels, fold_inputs
@@ -373,8 +373,10 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
                  "fontWeight": "bold", "color": "#222222"},
         "encoding": {**xy("x", "y"), "text": vl.channel("text:N"), "opacity": vl.when("kernel", 1.0, 0.45)},
     }
-    datasets: dict[str, pd.DataFrame] = {"roofs": data.roofs, "roof_labels": data.roof_labels, "ridges": data.ridges,
-                                         "points": data.points, "kernels": data.kernels, "rank_labels": data.rank_labels}
+    datasets: dict[str, pd.DataFrame] = {
+        "roofs": data.roofs, "roof_labels": data.roof_labels, "ridges": data.ridges, "points": data.points,
+        "kernels": data.kernels, "rank_labels": data.rank_labels,
+    }
     extra: list[vl.Spec] = []
     if model is not None:
         extra, model_data = model_layers(model, model_pairs, data.points, x_scale, y_scale)
@@ -413,7 +415,10 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         "title": {"text": title, "subtitle": data.subtitle, "anchor": "start"},
         # What the HTML page needs beyond Vega-Lite: its <title>, and the label layout for each plot size it may
         # show so the chart fills the window (render/chart_files.py).
-        "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits)}},
+        # Stacked under a narrow plot, the bars name their kernels on the right: names on the left would set the
+        # column's left edge and push the plot right by their width.
+        "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits), "stacked": {
+            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}}}},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
         "padding": {"left": 5, "top": 5, "right": 40, "bottom": 5},
     }, datasets)

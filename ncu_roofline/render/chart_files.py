@@ -61,43 +61,71 @@ _PAGE = """\
 
 # Filling the window: a spec whose `usermeta.fit` lists plot sizes (each with its own label layout, placed in Python
 # so that no texts overlap at any of them) is drawn at the widest size that fits the page beside everything else
-# (axes, legends, the bars: measured on the first drawing), and drawn again when the window is resized.
+# (axes, legends, the bars: measured on a first drawing of each arrangement). When not even the smallest size fits
+# beside the bars, the bars go under the plot ("stacked") and the plot takes the width. Redrawn on resize.
 _FIT_SCRIPT = """\
   const fit = (spec.usermeta || {}).fit;
-  let shown = null, current = null, overhead = 0;
-  function sized(size) {
+  const overheads = {};  // arrangement -> width of everything but the plot, measured when first drawn
+  let shown = null, current = null, stacked = false, queue = Promise.resolve();
+  function merge(into, from) {
+    for (const [key, value] of Object.entries(from)) {
+      if (value && typeof value === 'object' && !Array.isArray(value) && into[key] && typeof into[key] === 'object') {
+        merge(into[key], value);
+      } else {
+        into[key] = value;
+      }
+    }
+  }
+  function sized(size, under) {
     const copy = JSON.parse(JSON.stringify(spec));
+    if (under && copy.hconcat) {  // one column; `fit.stacked` adjusts views for it (view name -> spec to merge)
+      copy.vconcat = copy.hconcat;
+      delete copy.hconcat;
+      for (const other of copy.vconcat) merge(other, (fit.stacked || {})[other.name] || {});
+    }
     const view = (copy.hconcat || copy.vconcat || [copy]).find(v => v.name === fit.view) || copy;
     view.width = size.width;
     view.height = size.height;
     Object.assign(copy.datasets, size.datasets);
     return copy;
   }
-  async function draw(size) {
-    if (shown) shown.finalize();
-    shown = await vegaEmbed('#vis', size ? sized(size) : spec, embedOpt);
-    current = size;
+  function drawnWidth() {
+    const box = getComputedStyle(document.querySelector('#vis'));
+    return document.querySelector('#vis svg').getBoundingClientRect().width
+      + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
   }
-  function widest() {
-    const room = document.body.clientWidth;
-    return fit.sizes.reduce((best, size) => size.width + overhead <= room ? size : best, fit.sizes[0]);
+  async function draw(size, under) {
+    if (shown) shown.finalize();
+    shown = await vegaEmbed('#vis', sized(size, under), embedOpt);
+    current = size;
+    stacked = under;
+    if (overheads[under] === undefined) overheads[under] = drawnWidth() - size.width;
   }
   async function refit() {
-    const size = widest();
-    if (size !== current) await draw(size);
+    const room = document.body.clientWidth;
+    const widest = (under) => fit.sizes.filter(size => size.width + overheads[under] <= room).pop();
+    let under = false, size = widest(false);
+    if (!size) {
+      under = true;
+      if (overheads[true] === undefined) await draw(fit.sizes[0], true);
+      size = widest(true) || fit.sizes[0];
+    }
+    if (size !== current || under !== stacked) await draw(size, under);
     document.body.dataset.plotWidth = String(current.width);
+    document.body.dataset.arrangement = stacked ? 'stacked' : 'side';
   }
-  draw(null).then(async () => {
+  vegaEmbed('#vis', spec, embedOpt).then(async (result) => {
+    shown = result;
     if (!fit || !fit.sizes.length) return;
-    const box = getComputedStyle(document.querySelector('#vis'));
-    const drawn = document.querySelector('#vis svg').getBoundingClientRect().width
-      + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
     const view = (spec.hconcat || spec.vconcat || [spec]).find(v => v.name === fit.view) || spec;
-    overhead = drawn - view.width;
+    overheads[false] = drawnWidth() - view.width;
     current = fit.sizes.find(size => size.width === view.width && size.height === view.height) || null;
     await refit();
     let pending = null;
-    window.addEventListener('resize', () => { clearTimeout(pending); pending = setTimeout(refit, 150); });
+    window.addEventListener('resize', () => {
+      clearTimeout(pending);
+      pending = setTimeout(() => { queue = queue.then(refit).catch(console.error); }, 150);
+    });
   }).catch(console.error);"""
 _PLAIN_SCRIPT = "  vegaEmbed('#vis', spec, embedOpt).catch(console.error);"
 
