@@ -290,6 +290,20 @@ _TOOLTIP = vl.tooltip([(f"{field}:{'Q' if field == 'launches' else 'N'}", title)
 X_TITLE, Y_TITLE = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
 
 
+def roofline_xy(x_field: str, y_field: str, x_scale: vl.Spec, y_scale: vl.Spec, *, titled: bool = False,
+                formatted: bool = False) -> vl.Spec:
+    """x (intensity) and y (FLOP/s) channels of a roofline layer on the given log scales: every roofline chart
+    here (this one, compare's, model's) draws its axes this way. `titled` and `formatted` for the layers whose
+    titles and tick formats the axes take."""
+    x = vl.channel(f"{x_field}:Q", scale=x_scale)
+    y = vl.channel(f"{y_field}:Q", scale=y_scale)
+    if formatted:
+        x["axis"], y["axis"] = {"format": "~g"}, {"format": "~s"}
+    if titled:
+        x["title"], y["title"] = X_TITLE, Y_TITLE
+    return {"x": x, "y": y}
+
+
 def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.DataFrame | None = None,
                   model_pairs: pd.DataFrame | None = None) -> vl.Spec:
     """The roofline (roofs, ridge points, kernel points per memory level, rank numbers) beside a headroom bar
@@ -306,13 +320,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     x_scale, y_scale = vl.log_scale(data.x_domain), vl.log_scale(data.y_domain)
 
     def xy(x_field: str, y_field: str, *, titled: bool = False, formatted: bool = False) -> vl.Spec:
-        x = vl.channel(f"{x_field}:Q", scale=x_scale)
-        y = vl.channel(f"{y_field}:Q", scale=y_scale)
-        if formatted:
-            x["axis"], y["axis"] = {"format": "~g"}, {"format": "~s"}
-        if titled:
-            x["title"], y["title"] = X_TITLE, Y_TITLE
-        return {"x": x, "y": y}
+        return roofline_xy(x_field, y_field, x_scale, y_scale, titled=titled, formatted=formatted)
 
     roof_lines = {
         "data": {"name": "roofs"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data
+from .chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, roofline_xy
 from . import vegalite as vl
 from ..vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .names import short_kernel_name
@@ -24,7 +24,6 @@ from .safe_text import for_chart
 
 CHART_STEM = "compare"
 HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
-X_TITLE, Y_TITLE = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
 VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
                    "removed": "#9467bd"}
 _TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
@@ -135,13 +134,7 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     x_scale, y_scale = vl.log_scale(roofs.x_domain, nice=None), vl.log_scale(roofs.y_domain, nice=None)
 
     def xy(x: str, y: str, *, titled: bool = True, formatted: bool = False) -> vl.Spec:
-        """x and y on the shared log scales; `formatted` adds the axis number formats (one layer draws the axes)."""
-        x_channel, y_channel = vl.channel(f"{x}:Q", scale=x_scale), vl.channel(f"{y}:Q", scale=y_scale)
-        if formatted:
-            x_channel["axis"], y_channel["axis"] = {"format": "~g"}, {"format": "~s"}
-        if titled:
-            x_channel["title"], y_channel["title"] = X_TITLE, Y_TITLE
-        return {"x": x_channel, "y": y_channel}
+        return roofline_xy(x, y, x_scale, y_scale, titled=titled, formatted=formatted)
 
     verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[arrows["has_base"] | arrows["has_head"],
                                                                   "verdict"])]

@@ -17,7 +17,7 @@ import pandas as pd
 from ..roofs import compute_peak, memory_peak
 from ..vocabulary import display
 from . import vegalite as vl
-from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, format_si
+from .chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, format_si, roofline_xy
 from .chart_layout import decade_above, decade_below
 
 GPU_COLOURS = ("#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#eeca3b")
@@ -83,10 +83,8 @@ def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, fl
     names = list(dict.fromkeys(points["name"]))
     colour = vl.channel("gpu:N", title="GPU",
                         scale=vl.ordinal_scale(gpus, list(GPU_COLOURS[:len(gpus)]) or [GPU_COLOURS[0]]))
-    xy = {"x": vl.channel("x:Q", title="arithmetic intensity (FLOP/byte)", scale=vl.log_scale(x_domain, nice=None),
-                          axis={"format": "~g"}),
-          "y": vl.channel("y:Q", title="performance (FLOP/s)", scale=vl.log_scale(y_domain, nice=None),
-                          axis={"format": "~s"})}
+    xy = roofline_xy("x", "y", vl.log_scale(x_domain, nice=None), vl.log_scale(y_domain, nice=None), titled=True,
+                     formatted=True)
     lines = {
         "data": {"name": "roofs"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},
         "encoding": {**xy, "detail": vl.channel("roof:N"), "color": colour,
