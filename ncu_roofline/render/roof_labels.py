@@ -68,13 +68,16 @@ def box(cx: float, cy: float, w: float, h: float, degrees: float = 0.0) -> np.nd
 
 
 def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
-    """Separating-axis test for two convex quadrilaterals."""
-    for poly in (a, b):
+    """Separating-axis test for two convex quadrilaterals (plain floats: numpy's per-call cost on four corners was
+    most of the chart's layout time, which runs once per plot size of the page)."""
+    qa, qb = a.tolist(), b.tolist()
+    for poly in (qa, qb):
         for i in range(len(poly)):
-            edge = poly[(i + 1) % len(poly)] - poly[i]
-            axis = np.array([-edge[1], edge[0]])
-            pa, pb = a @ axis, b @ axis
-            if pa.max() <= pb.min() or pb.max() <= pa.min():
+            (x0, y0), (x1, y1) = poly[i], poly[(i + 1) % len(poly)]
+            ax, ay = y0 - y1, x1 - x0  # the edge's normal
+            pa = [x * ax + y * ay for x, y in qa]
+            pb = [x * ax + y * ay for x, y in qb]
+            if max(pa) <= min(pb) or max(pb) <= min(pa):
                 return False
     return True
 
@@ -86,23 +89,31 @@ class Board:
         self.plot = plot
         self.discs = np.array(discs, dtype=float).reshape(-1, 3)
         self.boxes: list[np.ndarray] = []
+        self.hulls = np.zeros((0, 4))  # each placed box's axis-aligned hull: x0, y0, x1, y1
 
     def free(self, quad: np.ndarray, margin: float = 1.0) -> bool:
-        if quad[:, 0].min() < margin or quad[:, 1].min() < margin:
-            return False
-        if quad[:, 0].max() > self.plot.width - margin or quad[:, 1].max() > self.plot.height - margin:
+        corners = quad.tolist()
+        x_lo, x_hi = min(c[0] for c in corners), max(c[0] for c in corners)
+        y_lo, y_hi = min(c[1] for c in corners), max(c[1] for c in corners)
+        if x_lo < margin or y_lo < margin or x_hi > self.plot.width - margin or y_hi > self.plot.height - margin:
             return False
         if len(self.discs):
-            lo, hi = quad.min(axis=0), quad.max(axis=0)
-            near = self.discs[(self.discs[:, 0] + self.discs[:, 2] > lo[0]) & (self.discs[:, 0] - self.discs[:, 2] < hi[0])
-                              & (self.discs[:, 1] + self.discs[:, 2] > lo[1]) & (self.discs[:, 1] - self.discs[:, 2] < hi[1])]
+            d = self.discs
+            near = d[(d[:, 0] + d[:, 2] > x_lo) & (d[:, 0] - d[:, 2] < x_hi)
+                     & (d[:, 1] + d[:, 2] > y_lo) & (d[:, 1] - d[:, 2] < y_hi)]
             for cx, cy, r in near:
                 if overlaps(quad, box(cx, cy, 2 * r, 2 * r)):
                     return False
-        return not any(overlaps(quad, other) for other in self.boxes)
+        if not self.boxes:
+            return True
+        # only boxes whose hulls meet this one's can overlap it: the exact test runs on those alone
+        h = self.hulls
+        near_boxes = np.flatnonzero((h[:, 0] < x_hi) & (h[:, 2] > x_lo) & (h[:, 1] < y_hi) & (h[:, 3] > y_lo))
+        return not any(overlaps(quad, self.boxes[i]) for i in near_boxes)
 
     def take(self, quad: np.ndarray) -> None:
         self.boxes.append(quad)
+        self.hulls = np.vstack([self.hulls, np.concatenate([quad.min(axis=0), quad.max(axis=0)])])
 
 
 def place_roof_label(board: Board, text: str, start: tuple[float, float], end: tuple[float, float],
