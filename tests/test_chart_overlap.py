@@ -123,7 +123,7 @@ def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
 
 def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
     """Zoom in on the example's kernel 2 (AI ~170, ~320 TFLOP/s, beside the DRAM roof): the DRAM label's spot
-    (lower left) leaves the view; the label must come back inside the plot, on its roof."""
+    (lower left) leaves the view; the label must come back inside the plot, on its roof and along it."""
     from ncu_roofline import analyze
     from ncu_roofline.render.chart import roofline_spec
     from ncu_roofline.render.chart_files import write_chart
@@ -135,7 +135,14 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
                                   || document.querySelector('g.roofline_group path');
         const t = Array.from(document.querySelectorAll('text')).find(e => e.textContent.startsWith('DRAM '));
         const r = t.getBoundingClientRect(), p = plot.getBoundingClientRect();
-        return [r.x + r.width / 2, r.y + r.height / 2, p.x, p.y, p.x + p.width, p.y + p.height]; }"""
+        const turned = /rotate\\(([-0-9.e]+)\\)/.exec(t.getAttribute('transform') || '');
+        // the DRAM roof: the line drawn in the DRAM colour, two points "Mx0,y0Lx1,y1" in the plot's pixels
+        const roof = Array.from(document.querySelectorAll('g.mark-line path'))
+            .find(e => e.getAttribute('stroke') === '#4c78a8' && e.getAttribute('stroke-width') === '2');
+        const xy = roof.getAttribute('d').match(/-?[0-9.]+(e-?[0-9]+)?/g).map(Number);
+        const slope = Math.atan2(xy[1] - xy[3], xy[2] - xy[0]) * 180 / Math.PI;  // counter-clockwise on screen
+        return [r.x + r.width / 2, r.y + r.height / 2, p.x, p.y, p.x + p.width, p.y + p.height,
+                turned ? Number(turned[1]) : 0, (360 - slope) % 360]; }"""
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
@@ -145,6 +152,7 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
             tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                       else route.abort())
             tab.goto(page.as_uri())
+            tab.wait_for_function("document.body.dataset.plotWidth !== undefined")  # the page's final drawing
             tab.wait_for_selector("g.points_marks path")
             before = tab.evaluate(label)
             point = tab.query_selector_all("g.points_marks path")[0].bounding_box()  # kernel 2: largest share
@@ -157,6 +165,8 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
         finally:
             browser.close()
     assert errors == []
-    x, y, left, top, right, bottom = after
+    x, y, left, top, right, bottom, angle, roof_angle = after
     assert (x, y) != tuple(before[:2])  # it moved ...
-    assert left < x < right and top < y < bottom  # ... and sits inside the plot
+    assert left < x < right and top < y < bottom  # ... and sits inside the plot ...
+    assert before[6] == pytest.approx(before[7], abs=0.5)  # ... along its roof before the zoom ...
+    assert angle == pytest.approx(roof_angle, abs=0.5)  # ... and after (a zoom scales both log axes alike)
