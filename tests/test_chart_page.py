@@ -127,3 +127,33 @@ def test_the_page_redraws_wider_when_the_window_grows(browser, tmp_path):
     assert wide["plot"] == _widest(sizes, wide["room"], wide["overhead"])
     assert overlapping_pairs(tab.evaluate(QUADS)) == []
     tab.close()
+
+
+@pytest.mark.parametrize("window", [1024, 1920])
+def test_the_compare_page_fills_the_window_too(browser, tmp_path, window):
+    """compare.html: one view (no bars), the same page: the widest plot size that fits, arrows and texts intact."""
+    from ncu_roofline.compare import compare
+    from ncu_roofline.render.compare_chart import compare_chart
+
+    base, head = (analyze(FIXTURES / "compare" / name) for name in ("base.csv", "head.csv"))
+    result = compare(base, head)
+    spec = compare_chart(result.kernels, base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                         ctx=result.chart_context(20))
+    [page] = write_chart(spec, tmp_path, ["html"])
+    tab = browser.new_page(viewport={"width": window, "height": 1000})
+    tab.goto(page.as_uri())
+    tab.wait_for_function("document.body.dataset.plotWidth !== undefined", timeout=20_000)
+    tab.wait_for_timeout(300)
+    state = tab.evaluate("""() => {
+        const box = getComputedStyle(document.querySelector('#vis'));
+        const drawn = document.querySelector('#vis svg').getBoundingClientRect().width
+            + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
+        const plot = Number(document.body.dataset.plotWidth);
+        return {plot, room: document.body.clientWidth, overhead: drawn - plot,
+                heads: document.querySelectorAll('g.heads_marks path').length}; }""")
+    sizes = [size["width"] for size in spec["usermeta"]["fit"]["sizes"]]
+    assert state["plot"] == _widest(sizes, state["room"], state["overhead"]) and state["heads"] == 3, state
+    if window == 1920:
+        assert state["plot"] > 640  # wider than the spec's own size
+    assert overlapping_pairs(tab.evaluate(QUADS)) == []
+    tab.close()

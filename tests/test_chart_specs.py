@@ -10,6 +10,8 @@ gemm_tile (64,1,1)×(128,1,1) takes 100 µs in base and 80 µs in head.
 from __future__ import annotations
 
 import json
+import math
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,6 +30,7 @@ from ncu_roofline.model.workloads import gemm, layernorm
 from ncu_roofline.render.compare_chart import compare_chart
 from ncu_roofline.render.history_chart import history_chart
 from ncu_roofline.render.model_chart import model_chart
+from ncu_roofline.render.vegalite import SCHEMA_URL, VL_CONVERT_VERSION
 
 from conftest import FIXTURES
 
@@ -101,10 +104,54 @@ def test_compare_spec_draws_the_gemm_arrow_up_from_base_to_head(runs):
     # 2.5e8 FFMA × 2 = 5e8 FLOP over 60 MB: AI 8.33 in both runs; 5e8 / 100 µs = 5 TFLOP/s, / 80 µs = 6.25 TFLOP/s
     assert gemm_row["x_base"] == pytest.approx(5e8 / 60e6) == pytest.approx(gemm_row["x_head"])
     assert (gemm_row["y_base"], gemm_row["y_head"]) == (pytest.approx(5e12), pytest.approx(6.25e12))
-    # straight up on screen: 0° clockwise from up; the head point is the arrowhead
-    assert gemm_row["angle"] == 0.0 and gemm_row["head_shape"] == "triangle-up"
+    assert gemm_row["head_shape"] == "triangle-up"  # the head point is the arrowhead
     [rule] = [view for view in views(spec) if view["mark"]["type"] == "rule"]
     assert (rule["encoding"]["x2"], rule["encoding"]["y2"]) == ({"field": "x_head"}, {"field": "y_head"})
+    # Drawn (Vega computes the angle from the view's size): straight up is 0° clockwise from up; the (32,1,1)
+    # gemm_tile went from 50 to 60 µs for its 2e8 FLOP, 4e12 -> 3.33e12 FLOP/s, so it points straight down (180°).
+    heads = drawn_heads(spec)
+    assert heads["6.25e+12"] == 0 and heads["3.33333333333e+12"] == 180
+
+
+def drawn_heads(spec: dict[str, Any]) -> dict[str, float]:
+    """{y as Vega prints it: arrowhead angle} of the head points vl-convert lays out."""
+    import vl_convert
+
+    found: list[dict] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("marktype") == "symbol" and node.get("name") == "heads_marks":
+                found.extend(node["items"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(vl_convert.vegalite_to_scenegraph(spec, vl_version=VL_CONVERT_VERSION))
+    return {re.search(r"performance \(FLOP/s\): ([^;]+);", item["description"]).group(1): item["angle"]
+            for item in found}
+
+
+def test_an_arrowhead_follows_its_move_at_any_plot_size():
+    """A move one decade right and one decade up points at 45° clockwise from up only where a decade is as many
+    pixels across as up: on the 640 × 480 plot over 10^-1..10^3 FLOP/byte (4 decades: 160 px each) and
+    10^9..10^15 FLOP/s (6 decades: 80 px each) it is atan(160 / 80) = 63.43°; on a 1280 × 480 page, atan(320 / 80)."""
+    from ncu_roofline.render.compare_chart import arrowhead_angle
+
+    arrows = [{"x_base": 1.0, "y_base": 1e11, "x_head": 10.0, "y_head": 1e12}]
+    spec = {"$schema": SCHEMA_URL, "data": {"values": arrows}, "width": 640, "height": 480, "name": "heads",
+            "transform": [{"calculate": arrowhead_angle((0.1, 1e3), (1e9, 1e15)), "as": "angle"}],
+            "mark": {"type": "point", "shape": "triangle-up"},
+            "encoding": {"x": {"field": "x_head", "type": "quantitative",
+                               "scale": {"type": "log", "domain": [0.1, 1e3]}},
+                         "y": {"field": "y_head", "type": "quantitative",
+                               "scale": {"type": "log", "domain": [1e9, 1e15]}, "title": "performance (FLOP/s)"},
+                         "angle": {"field": "angle", "type": "quantitative", "scale": None}}}
+    assert drawn_heads(spec)["1e+12"] == pytest.approx(math.degrees(math.atan(160 / 80)), abs=1e-6)
+    assert drawn_heads({**spec, "width": 1280})["1e+12"] == pytest.approx(math.degrees(math.atan(320 / 80)),
+                                                                         abs=1e-6)
 
 
 def test_history_spec_band_spans_the_runs_before_the_newest(runs, tmp_path):

@@ -105,11 +105,12 @@ _FIT_SCRIPT = """\
     const room = document.body.clientWidth;
     const widest = (under) => fit.sizes.filter(size => size.width + overheads[under] <= room).pop();
     let under = false, size = widest(false);
-    if (!size) {
+    if (!size && spec.hconcat) {  // side by side does not fit: one above the other
       under = true;
       if (overheads[true] === undefined) await draw(fit.sizes[0], true);
-      size = widest(true) || fit.sizes[0];
+      size = widest(true);
     }
+    size = size || fit.sizes[0];
     if (size !== current || under !== stacked) await draw(size, under);
     document.body.dataset.plotWidth = String(current.width);
     document.body.dataset.arrangement = stacked ? 'stacked' : 'side';

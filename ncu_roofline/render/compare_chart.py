@@ -5,7 +5,8 @@ arrowhead at the head point); the roofs are the head run's, drawn by the analyze
 (`chart_data` computes roofs, labels and domains; only the marks are new here), so both charts agree on where a
 roof is. Added kernels are a lone head point, removed ones a lone base point. A level's intensity comes from the
 comparison table (DRAM) or from each run's kernel table by rank (L2, L1). Kernels with no FLOPs or no intensity
-cannot sit on log axes and are counted in the subtitle.
+cannot sit on log axes and are counted in the subtitle. Like roofline.html, compare.html takes the window's width
+(roof label layouts per size from `chart_data`; arrowheads turned by Vega from the size drawn).
 """
 
 from __future__ import annotations
@@ -103,16 +104,15 @@ def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_ker
     return frame
 
 
-def _arrowhead_angles(arrows: pd.DataFrame, x_domain: tuple[float, float],
-                      y_domain: tuple[float, float]) -> pd.Series:
-    """Screen angle (degrees clockwise from up, Vega's convention) of each base → head move on the log-log plot."""
-    px_x = ROOFLINE_WIDTH_PX / math.log10(x_domain[1] / x_domain[0])
-    px_y = ROOFLINE_HEIGHT_PX / math.log10(y_domain[1] / y_domain[0])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dx = px_x * np.log10(arrows["x_head"] / arrows["x_base"])
-        dy = px_y * np.log10(arrows["y_head"] / arrows["y_base"])  # up on screen
-    angle = np.degrees(np.arctan2(dx, dy)) % 360
-    return pd.Series(np.where(np.isfinite(angle), np.round(angle, 3), 0.0), index=arrows.index)
+def arrowhead_angle(x_domain: tuple[float, float], y_domain: tuple[float, float]) -> str:
+    """Vega expression: the screen angle (degrees clockwise from up, Vega's convention) of a base → head move on the
+    log-log plot, from the view's own `width` and `height`, so it holds at whatever size the page draws the chart
+    (a zoom scales both log axes alike and keeps it). A point with no move, or no base, points up."""
+    per_x = f"width / {math.log(x_domain[1] / x_domain[0])!r}"  # pixels per unit of natural log
+    per_y = f"height / {math.log(y_domain[1] / y_domain[0])!r}"
+    angle = (f"atan2({per_x} * log(datum.x_head / datum.x_base), {per_y} * log(datum.y_head / datum.y_base))"
+             " * 180 / PI")
+    return f"isFinite({angle}) ? ({angle} + 360) % 360 : 0"
 
 
 def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFrame, head_kernels: pd.DataFrame,
@@ -126,7 +126,6 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
         gpu=ctx.gpu, ceiling_source=ctx.ceiling_source, clock=ctx.clock, inputs=ctx.inputs,
         top=len(base_kernels) + len(head_kernels) or 1))
     arrows = arrow_rows(comparison_kernels, ctx.top, base_kernels, head_kernels)
-    arrows["angle"] = _arrowhead_angles(arrows, roofs.x_domain, roofs.y_domain)
     moved = arrows["has_base"] & arrows["has_head"] & ((arrows["x_base"] != arrows["x_head"])
                                                        | (arrows["y_base"] != arrows["y_head"]))
     arrows["head_shape"] = np.where(moved, "triangle-up", "circle")
@@ -171,7 +170,9 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
                                          scale=vl.ordinal_scale(levels, LEVEL_SHAPES))},
     }
     head_points = {
-        "name": HEADS_VIEW, "data": arrow_data, "transform": [{"filter": "datum.has_head"}],
+        "name": HEADS_VIEW, "data": arrow_data,
+        "transform": [{"filter": "datum.has_head"},
+                      {"calculate": arrowhead_angle(roofs.x_domain, roofs.y_domain), "as": "angle"}],
         "mark": {"type": "point", "clip": True, "filled": True, "size": 110},
         "encoding": {**xy("x_head", "y_head"), "color": colour, "shape": vl.channel("head_shape:N", scale=None),
                      "angle": vl.channel("angle:Q", scale=None), "opacity": emphasis, "tooltip": tooltip},
@@ -189,15 +190,19 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
                 f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
                 + (f"; {left_out} left out (zero FLOPs, no intensity, or beyond the top {ctx.top})"
                    if left_out else "")]
+    title = for_chart(f"Roofline before → after — {ctx.gpu}")
     return vl.top_level({
         "layer": [roof_lines, roof_labels, rules, base_points, head_points, labels],
         "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
+        # The page's <title>, and the roof label layout per plot size so the page fills the window (chart_files).
+        "usermeta": {"title": title + " — " + for_chart(" → ".join(ctx.inputs)), "fit": {"sizes": [
+            {**fit, "datasets": {"roof_labels": fit["datasets"]["roof_labels"]}} for fit in roofs.fits]}},
         "params": [
             {"name": "kernel", "select": {"type": "point", "fields": ["key"], "on": "pointerover",
                                           "clear": "pointerout"}, "views": [HEADS_VIEW]},
             {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": [HEADS_VIEW]},
         ],
         "resolve": {"scale": {"shape": "independent"}},
-        "title": {"text": for_chart(f"Roofline before → after — {ctx.gpu}"), "subtitle": subtitle,
+        "title": {"text": title, "subtitle": subtitle,
                   "anchor": "start"},
     }, {"roofs": roofs.roofs, "roof_labels": roofs.roof_labels, "arrows": arrows})
