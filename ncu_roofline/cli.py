@@ -67,6 +67,7 @@ def analyze(
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from . import analyze as run_analysis
     from .render.console import print_summary
+    from .vocabulary import counted
 
     with user_errors():
         out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
@@ -113,7 +114,8 @@ def analyze(
         sys.stdout.write("".join(text for text in to_stdout if text))
         if rows and str(json_out) != "-":
             print_summary(result.kernels, top=rows, console=stdout,
-                          title=f"{len(result.kernels)} kernels, {result.launch_count} launches — "
+                          title=f"{counted(len(result.kernels), 'kernel')}, "
+                                f"{counted(result.launch_count, 'launch', 'launches')} — "
                                 f"top {min(rows, len(result.kernels))} by {sort}")
             from .render.markdown import totals_sentence
             from .totals import run_totals

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .derive import Gap
-from .vocabulary import TERMS, TRAFFIC_COLUMNS, WORK_COLUMNS, display
+from .vocabulary import TERMS, TRAFFIC_COLUMNS, WORK_COLUMNS, counted, display
 
 ROOFLINE_QUANTITIES = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 _TERM_KEY = {term.amount: term.key for term in TERMS}  # "flop_fp16" -> "fp16"
@@ -46,15 +46,15 @@ def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
         command = collect_command(needs, report=report) if needs else REPORT_COLLECT
         if len(found) == len(ROOFLINE_QUANTITIES):
             how = f"{REPORT_COLLECT}, or {command}" if report else command
-            notes.append(f"{source}: no FLOP or byte counters in the capture ({found[0].launches} launches): {how}")
+            notes.append(f"{source}: no FLOP or byte counters in the capture ({counted(found[0].launches, 'launch', 'launches')}): {how}")
             continue
         names = ", ".join(display(_TERM_KEY[g.quantity]) for g in found)
         work = [g for g in found if g.quantity in WORK_COLUMNS]
         # A kernel whose counted precisions are all zero keeps an unknown total: zero would claim no work at all.
         effect = ("FLOP totals add up the precisions counted, and stay unknown where those are all zero; the speed "
                   "of light leaves it out") if work else "the speed of light leaves it out"
-        notes.append(f"{source}: the capture holds no counters for {names} (unknown on all {found[0].launches} "
-                     f"launches; {effect}); to count it: {command}")
+        notes.append(f"{source}: the capture holds no counters for {names} (unknown on "
+                     f"{'its one launch' if found[0].launches == 1 else f'all {found[0].launches} launches'}; {effect}); to count it: {command}")
     return notes
 
 

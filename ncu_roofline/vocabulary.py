@@ -22,6 +22,11 @@ FALLBACK_PRECISION: str = "fp32"
 LEVELS: tuple[str, ...] = ("dram", "l2", "l1")
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 kernel", "2 kernels", "1 launch", "3 launches": a count with its noun agreeing."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def flop_column(precision: str) -> str:
     return f"flop_{precision}"
 

@@ -77,3 +77,18 @@ def test_a_kernels_totals_are_the_sums_of_its_launches():
     for key in sums.index[sums["launches"] > 1]:
         # several launches: the group's time exceeds any one of them (a 'first launch' grouping would not)
         assert kernels.loc[key, "time_s"] > by_key.loc[[key], "time_s"].max()
+
+
+def test_counts_agree_with_their_nouns_in_the_summaries(tmp_path):
+    """One kernel of one launch reads "1 kernel, 1 launch", not "1 kernels, 1 launches" (terminal title, Markdown,
+    the run note and the chart's bar title share `vocabulary.counted`)."""
+    from ncu_roofline.vocabulary import counted
+
+    assert [counted(1, "kernel"), counted(2, "kernel"), counted(1, "launch", "launches"),
+            counted(3, "launch", "launches")] == ["1 kernel", "2 kernels", "1 launch", "3 launches"]
+    lines = EXAMPLE.read_text().splitlines()
+    one = tmp_path / "one.csv"  # the example's program output, header and units rows, then its first launch only
+    one.write_text("\n".join(lines[:6]) + "\n")
+    result = analyze(one)
+    assert len(result.kernels) == 1 and result.launch_count == 1
+    assert "**1 kernel**, 1 launch," in result.markdown()

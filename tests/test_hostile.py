@@ -346,12 +346,14 @@ def expected_outcome(data: bytes) -> tuple[set[int] | str, str | None]:
     launches = expected_launches(data)
     if launches == MUST_FAIL:
         return launches, None
-    header, body, layout = _table(data)
+    header, body, layout, _ = _table(data)
     named, valued = counter_values(header, body, layout)
     return launches, (NO_COUNTERS if not named else None if valued else "maybe")
 
 
-def _table(data: bytes) -> tuple[list[str], list[list[str]], str]:
+def _table(data: bytes) -> tuple[list[str], list[list[str]], str, str] | None:
+    """The first table in `data` with a known layout: header, non-empty rows, layout, and the text from its header
+    on; None when there is none."""
     text = data.decode("utf-8", errors="replace")
     for match in re.finditer(r'^\ufeff?"?(ID|Process ID)"?,', text, re.MULTILINE):
         start = match.start() + (1 if text[match.start()] == "\ufeff" else 0)
@@ -359,29 +361,22 @@ def _table(data: bytes) -> tuple[list[str], list[list[str]], str]:
         header = [cell.strip() for cell in rows[0]]
         layout = _layout(header)
         if layout is not None:
-            return header, [row for row in rows[1:] if row], layout
-    raise AssertionError("expected_launches found a table")
+            return header, [row for row in rows[1:] if row], layout, text[start:]
+    return None
 
 
 def expected_launches(data: bytes) -> set[int] | str:
     """The launch IDs a reader must return for `data`, MUST_FAIL, or NOT_COUNTED; counted with the csv module."""
-    text = data.decode("utf-8", errors="replace")
-    for match in re.finditer(r'^\ufeff?"?(ID|Process ID)"?,', text, re.MULTILINE):
-        start = match.start() + (1 if text[match.start()] == "\ufeff" else 0)
-        rows = list(csv.reader(io.StringIO(text[start:], newline="")))
-        header = [cell.strip() for cell in rows[0]]
-        layout = _layout(header)
-        if layout is not None:
-            break
-    else:
+    found = _table(data)
+    if found is None:
         return MUST_FAIL  # no table
-    body = [row for row in rows[1:] if row]
+    header, body, layout, table_text = found
     if not body:
         return MUST_FAIL  # a header and no rows: nothing to analyse
     if layout == "summary":
         if "Metric Unit" not in header:
             return MUST_FAIL  # a summary without units cannot be read (fixtures/bad/summary_no_metric_unit.csv)
-        return MUST_FAIL if _cut_last_row(data, text[start:], len(header)) else NOT_COUNTED
+        return MUST_FAIL if _cut_last_row(data, table_text, len(header)) else NOT_COUNTED
     if layout == "details":
         needed = [header.index(c) for c in (*IDENTITY, "Metric Name", "Metric Unit", "Metric Value") if c in header]
         if "Metric Unit" not in header:
@@ -397,7 +392,7 @@ def expected_launches(data: bytes) -> set[int] | str:
         if any(_INTEGER_TEXT.match(row[0]) for row in body if len(row) != required):
             return MUST_FAIL  # a launch row with the wrong number of fields
         id_index = 0
-    if _cut_last_row(data, text[start:], required):
+    if _cut_last_row(data, table_text, required):
         return MUST_FAIL
     ids = [_launch_id(row[id_index]) for row in complete]
     if any(i is None for i in ids):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import vegalite as vl
 from ..vocabulary import (FALLBACK_PRECISION, LEVELS, PRECISIONS, TENSOR_TERMS, TERMS, UNKNOWN_BOUND, ai_column,
-                          display, flop_column)
+                          counted, display, flop_column)
 from .chart_layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, ridge_frame, size_of
 from .chart_tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
 from .labels import display_name, distinct_labels, fold_inputs
@@ -397,7 +397,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     unit, _ = data.headroom_unit
     bars = {
         "name": "headroom", "data": {"name": "kernels"}, "transform": [{"filter": "datum.in_bars"}],
-        "title": f"Headroom (recoverable time), top {len(bar_rows)} kernels",
+        "title": f"Headroom (recoverable time), top {counted(len(bar_rows), 'kernel')}",
         "width": BARS_WIDTH_PX, "height": {"step": BAR_STEP_PX},
         "mark": {"type": "bar"},
         "encoding": {

@@ -35,10 +35,16 @@ def _source_text(info: dict) -> str:
     return escape("\n".join(b for b in bits if b))
 
 
-def _roofs(described: dict) -> Table:
-    table = Table(title=f"{described.get('name')}: roofs (theoretical)", header_style="bold", show_lines=True)
-    for name in ("roof", "value", "formula", "source"):
+def _listing(title: str, columns: tuple[str, ...]) -> Table:
+    """A titled table whose cells fold rather than cut: sources and formulas are long."""
+    table = Table(title=title, header_style="bold", show_lines=True)
+    for name in columns:
         table.add_column(name, overflow="fold")
+    return table
+
+
+def _roofs(described: dict) -> Table:
+    table = _listing(f"{described.get('name')}: roofs (theoretical)", ("roof", "value", "formula", "source"))
     for key, info in described.get("peaks", {}).items():
         unit = "B/s" if "bytes" in key else "FLOP/s"
         value = info.get("value")
@@ -48,9 +54,7 @@ def _roofs(described: dict) -> Table:
 
 
 def _tensor_types(described: dict) -> Table:
-    table = Table(title="dense tensor roof per input type (fp16 = FP16/BF16)", header_style="bold", show_lines=True)
-    for name in ("type", "value", "formula", "source"):
-        table.add_column(name, overflow="fold")
+    table = _listing("dense tensor roof per input type (fp16 = FP16/BF16)", ("type", "value", "formula", "source"))
     per_figure = described.get("tensor_peaks", {})
     for kind, value in described.get("tensor_roofs", {}).items():
         info = per_figure.get(kind) or per_figure.get("bf16" if kind == "fp16" else kind) or {}
@@ -62,18 +66,14 @@ def _tensor_types(described: dict) -> Table:
 
 
 def _measured(described: dict) -> Table:
-    table = Table(title="measured (not roofs)", header_style="bold", show_lines=True)
-    for name in ("figure", "value", "source"):
-        table.add_column(name, overflow="fold")
+    table = _listing("measured (not roofs)", ("figure", "value", "source"))
     for key, info in described["measured"].items():
         table.add_row(key, fmt_si(float(info["value"]), "B/s"), _source_text(info))
     return table
 
 
 def _inputs(described: dict) -> Table:
-    table = Table(title="inputs of derived roofs", header_style="bold", show_lines=True)
-    for name in ("input", "value", "source"):
-        table.add_column(name, overflow="fold")
+    table = _listing("inputs of derived roofs", ("input", "value", "source"))
     for key, info in described["inputs"].items():
         formula = escape(f"\n{info['derived']}") if info.get("derived") else ""
         table.add_row(key, f"{info['value']:g}", _source_text(info) + formula)

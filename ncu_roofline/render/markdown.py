@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..totals import run_totals
-from ..vocabulary import LEVELS, ai_column, display
+from ..vocabulary import LEVELS, ai_column, counted, display
 from .labels import display_name, distinct_labels, fold_inputs
 from .numbers import format_number
 from .numbers import cell as _cell
@@ -41,7 +41,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     lines = [
         "## ncu-roofline",
         "",
-        f"**{totals['kernels']} kernels**, {totals['launches']} launches, {totals_sentence(totals)}.",
+        f"**{counted(totals['kernels'], 'kernel')}**, {counted(totals['launches'], 'launch', 'launches')}, "
+        f"{totals_sentence(totals)}.",
         "",
         f"GPU: **{for_terminal(gpu or 'unknown')}**, ceilings from "
         f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
@@ -68,7 +69,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
             f"{fmt_si(row.headroom_s, 's')} |")
     if not_ok:
-        lines += ["", f"{not_ok} launch rows carry a status other than `ok` (see `launches.parquet`)."]
+        lines += ["", f"{counted(not_ok, 'launch row carries', 'launch rows carry')} a status other than `ok` "
+                         "(see `launches.parquet`)."]
     if notes:
         lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
     return "\n".join(lines) + "\n"
