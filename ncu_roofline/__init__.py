@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import InputError  # noqa: E402
-from .version import __version__  # noqa: E402
+from .core.errors import InputError  # noqa: E402
+from .core.version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from .analysis import Analysis, analyze

@@ -14,18 +14,18 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from .version import __version__
-from .catalogue import Catalogue, load_catalogue
-from .ceilings import CeilingOptions, resolve_devices
-from .errors import InputError
-from .group import filter_nvtx, group_keys, group_launches
-from .derive import Gap
-from .pipeline import evaluate, refuse_without_roofline_metrics
-from .rank import rank_kernels
+from .core.errors import InputError
+from .core.version import __version__
+from .core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
+from .pipeline.catalogue import Catalogue, load_catalogue
+from .pipeline.ceilings import CeilingOptions, resolve_devices
+from .pipeline.derive import Gap
+from .pipeline.evaluate import evaluate, refuse_without_roofline_metrics
+from .pipeline.group import filter_nvtx, group_keys, group_launches
+from .pipeline.rank import rank_kernels
+from .pipeline.run_notes import gap_notes, nothing_placed_message, unplaced_note
+from .pipeline.validity import flag_invalid_values, invalid_value_notes
 from .readers import expand_paths, read_inputs
-from .run_notes import gap_notes, nothing_placed_message, unplaced_note
-from .validity import flag_invalid_values, invalid_value_notes
-from .vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
 
 SCHEMA_VERSION = "1"
 
@@ -67,13 +67,13 @@ class Analysis:
 
     def chart(self, top: int = 20):
         """The hierarchical roofline as an Altair chart (notebooks display it as is)."""
-        from .render.chart import roofline_chart
+        from .render.analysis.chart import roofline_chart
 
         return roofline_chart(self.kernels, self.chart_context(top), model_points=self.model_points,
                               model_pairs=self.model_pairs)
 
     def chart_context(self, top: int = 20):
-        from .render.chart import ChartContext
+        from .render.analysis.chart import ChartContext
 
         devices = self.kernels["device_name"].dropna().unique().tolist() if len(self.kernels) else []
         sources = self.kernels["ceiling_source"].dropna().unique().tolist() if len(self.kernels) else []
@@ -95,7 +95,7 @@ class Analysis:
     def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 20,
               precisions: Iterable[str] = ()) -> list[Path]:
         """Parquet tables and the chart into `outdir` (see render/); one more chart per precision asked for."""
-        from .render.outputs import write_outputs
+        from .render.analysis.outputs import write_outputs
 
         return write_outputs(Path(outdir), launches=self.launches, kernels=self.kernels, metadata=self.metadata(),
                              ctx=self.chart_context(top), inputs=self.input_paths, formats=formats,
@@ -110,7 +110,7 @@ class Analysis:
 
     def markdown(self, *, top: int = 10, chart: str | None = None) -> str:
         """The Markdown summary for CI step summaries and pull-request comments (`chart`: a link to put in it)."""
-        from .render.markdown import analysis_markdown
+        from .render.analysis.markdown import analysis_markdown
 
         return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top,
                                  gpu=self.chart_context().gpu, chart=chart, notes=self.notes)
@@ -164,7 +164,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     if group_by_op:
-        from .torch_ranges import group_by_op as relabel_by_op
+        from .pipeline.torch_ranges import group_by_op as relabel_by_op
 
         kernel_values = group_launches(relabel_by_op(launches), group_keys(False))
     else:
@@ -178,7 +178,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     if unplaced:
         notes.append(unplaced)
     if kernel is not None or exclude is not None or sort != "headroom":  # --kernel/--exclude/--sort (select.py)
-        from .select import select_kernels, select_launches
+        from .pipeline.select import select_kernels, select_launches
 
         kernels = select_kernels(kernels, kernel=kernel, exclude=exclude, sort=sort)
         launch_table = select_launches(launch_table, kernels)
@@ -205,7 +205,7 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
 def _ceiling_options(devices: dict, gpu: str | None, ceilings: str | Path | None, clock: str) -> CeilingOptions:
     """Roof options for this analysis, the table rows of its devices resolved once for launches and groups."""
     if ceilings:
-        from .user_ceilings import load_user_ceilings
+        from .roofs.user_file import load_user_ceilings
 
         user = load_user_ceilings(Path(ceilings))
         return CeilingOptions(gpu=gpu, user_peaks=user.peaks, user_source=user.source, clock=clock,

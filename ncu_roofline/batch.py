@@ -18,8 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from .errors import InputError
-from .history import run_ids, safe_run_id
+from .core.errors import InputError
+from .history.store import run_ids, safe_run_id
 from .readers import expand_paths
 
 DASK_HINT = "--dask needs the optional extra: pip install 'ncu-roofline[dask]'"
@@ -77,7 +77,7 @@ def skip_existing(jobs: list[BatchJob], history: Path) -> tuple[list[BatchJob], 
 def analyse_report(job: BatchJob, options: BatchOptions) -> BatchOutcome:
     """Analyse one report and append it to the history as its own run: the unit of work of both paths."""
     from . import analyze
-    from .history import append_analysis
+    from .history.store import append_analysis
 
     try:
         analysis = analyze([job.path], **dict(options.analyze))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ncu_roofline.errors import InputError
+from ncu_roofline.core.errors import InputError
 from ncu_roofline.readers.ncu_rep import (MISSING_WHEEL, _import_ncu_report, _load, _loadable, _one_line,
                                           _quiet_native_stderr, scan_report)
 

@@ -11,7 +11,7 @@ import pytest
 
 from ncu_roofline import analyze
 from ncu_roofline.analysis import SCHEMA_VERSION
-from ncu_roofline.vocabulary import LEVELS, TRAFFIC_COLUMNS, WORK_COLUMNS, ai_column, bytes_column
+from ncu_roofline.core.vocabulary import LEVELS, TRAFFIC_COLUMNS, WORK_COLUMNS, ai_column, bytes_column
 
 from conftest import FIXTURES
 
@@ -82,7 +82,7 @@ def test_a_kernels_totals_are_the_sums_of_its_launches():
 def test_counts_agree_with_their_nouns_in_the_summaries(tmp_path):
     """One kernel of one launch reads "1 kernel, 1 launch", not "1 kernels, 1 launches" (terminal title, Markdown,
     the run note and the chart's bar title share `vocabulary.counted`)."""
-    from ncu_roofline.vocabulary import counted
+    from ncu_roofline.core.vocabulary import counted
 
     assert [counted(1, "kernel"), counted(2, "kernel"), counted(1, "launch", "launches"),
             counted(3, "launch", "launches")] == ["1 kernel", "2 kernels", "1 launch", "3 launches"]

@@ -1,7 +1,8 @@
 """The shape of the house, checked by reading the source (ast), so that it cannot quietly decay.
 
-- Layers only import downward: base helpers -> readers -> pipeline -> render -> façade -> CLI, with no import
-  circle, lazy imports inside functions included.
+- The folders are the layers: core -> readers -> roofs -> pipeline -> compare, history, model -> render -> the
+  façades at the package root -> cli. Layers only import downward, with no import circle, lazy imports inside
+  functions included.
 - The vocabulary module is the only place a level, precision or roof column is spelled.
 - No ncu metric name outside `readers/` (metric formulas are data in `metrics/`).
 - No module over 500 lines.
@@ -16,22 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from ncu_roofline import vocabulary
-
+from ncu_roofline.core import vocabulary
 PACKAGE = Path(__file__).resolve().parents[1] / "ncu_roofline"
 
-# Lowest first. A module may import its own layer and the ones below, never one above.
-LAYERS: dict[str, int] = {
-    **dict.fromkeys(("errors", "vocabulary", "launch_table", "metric_names", "units", "status", "version"), 0),
-    "readers": 1,
-    **dict.fromkeys(("catalogue", "derive", "ceilings", "gpus", "rank", "group", "pipeline", "collect", "gates",
-                     "user_ceilings", "ceilings_template", "ridges", "roofs", "model", "torch_ranges",
-                     "history_gates", "run_notes", "totals", "validity"), 2),
-    "render": 3,
-    **dict.fromkeys(("analysis", "compare", "__init__", "history", "history_series", "history_report", "batch",
-                     "select"), 4),
-    **dict.fromkeys(("cli", "cli_io", "cli_progress", "cli_model", "cli_history"), 5),
+# The folders are the layers, lowest first: a module may import its own layer and the ones below, never one above.
+# Inside render/, the shared pieces at its top sit below the per-subject folders (analysis/, compare/, ...).
+FOLDER_LAYERS: dict[str, float] = {
+    "core": 0, "readers": 1, "roofs": 2, "pipeline": 3, "compare": 4, "history": 4, "model": 4,
+    "render": 5, "cli": 7,
 }
+RENDER_SUBJECT = 5.5  # render/<subject>/
+FACADE = 6  # the loose modules at the package root: analysis.py, comparison.py, batch.py, __init__.py
+MOST_AT_ROOT, MOST_AT_RENDER_TOP = 6, 14
 
 
 def module_name(path: Path) -> str:
@@ -39,11 +36,29 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def layer(module: str) -> int:
-    head = module.split(".")[0]
-    if head not in LAYERS:
-        raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in {Path(__file__).name}")
-    return LAYERS[head]
+def layer(module: str) -> float:
+    """A module's layer, read off its folder (a module at the package root is a façade)."""
+    parts = module.split(".")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if len(parts) <= 1 and (not parts or parts[0] not in FOLDER_LAYERS):
+        return FACADE
+    head = parts[0]
+    if head not in FOLDER_LAYERS:
+        raise AssertionError(f"{module} is in a folder that is no layer: add it to FOLDER_LAYERS in "
+                             f"{Path(__file__).name}")
+    if head == "render" and len(parts) >= 3:
+        return RENDER_SUBJECT
+    return FOLDER_LAYERS[head]
+
+
+def test_every_folder_is_a_layer_and_the_root_and_render_stay_small():
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name not in {"__pycache__", "metrics"})
+    assert folders == sorted(FOLDER_LAYERS), folders
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(loose) <= MOST_AT_ROOT, loose
+    render_top = sorted(p.name for p in (PACKAGE / "render").glob("*.py"))
+    assert len(render_top) <= MOST_AT_RENDER_TOP, render_top
 
 
 def modules() -> dict[str, Path]:
@@ -158,14 +173,14 @@ def test_only_the_vocabulary_spells_level_precision_and_roof_columns():
     names = _spelled_names()
     found = []
     for name, path in modules().items():
-        if name in ("vocabulary",):
+        if name == "core.vocabulary":
             continue
         for line, text in _string_constants(path):
             if text in names or PER_NAME.match(text) and text.rstrip("_") in {"flop", "bytes", "ai", "def",
                                                                                 "peak_flop_per_s",
                                                                                 "peak_bytes_per_s"}:
                 found.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r}")
-    assert not found, "spell these through ncu_roofline.vocabulary:\n" + "\n".join(found)
+    assert not found, "spell these through ncu_roofline.core.vocabulary:\n" + "\n".join(found)
 
 
 def test_a_new_level_needs_no_change_outside_the_vocabulary(tmp_path):
@@ -178,7 +193,7 @@ def test_a_new_level_needs_no_change_outside_the_vocabulary(tmp_path):
 
     shutil.copytree(PACKAGE, tmp_path / "ncu_roofline", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(PACKAGE.parent / "metrics", tmp_path / "metrics")
-    vocab = tmp_path / "ncu_roofline" / "vocabulary.py"
+    vocab = tmp_path / "ncu_roofline" / "core" / "vocabulary.py"
     text = vocab.read_text(encoding="utf-8")
     assert 'LEVELS: tuple[str, ...] = ("dram", "l2", "l1")' in text
     vocab.write_text(text.replace('LEVELS: tuple[str, ...] = ("dram", "l2", "l1")',
@@ -217,7 +232,7 @@ METRIC = re.compile(r"[a-z0-9]+__[a-z0-9_]+")
 def test_no_ncu_metric_name_outside_readers_and_metrics():
     found = []
     for name, path in modules().items():
-        if name.startswith("readers") or name == "metric_names":
+        if name.startswith("readers") or name == "core.metric_names":
             continue
         for line, text in _string_constants(path):
             if METRIC.search(text):

@@ -192,9 +192,8 @@ def test_an_output_folder_that_cannot_be_written(tmp_path):
 
 
 def test_write_atomic_cleans_up_when_the_rename_fails(tmp_path, monkeypatch):
-    from ncu_roofline.errors import InputError
-    from ncu_roofline.render import files
-
+    from ncu_roofline.core.errors import InputError
+    from ncu_roofline.core import files
     target = tmp_path / "kernels.parquet"
     target.write_bytes(b"earlier output")
 

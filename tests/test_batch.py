@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ncu_roofline.batch import BatchJob, BatchOptions, analyse_report, plan_jobs
 from ncu_roofline.cli import app
-from ncu_roofline.history import run_ids
+from ncu_roofline.history.store import run_ids
 
 from conftest import FIXTURES
 

@@ -8,10 +8,10 @@ from typer.testing import CliRunner
 
 from ncu_roofline import InputError, analyze
 from ncu_roofline.cli import app
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.vocabulary import PEAK_COLUMNS
-from ncu_roofline.collect import collection_metrics
-from ncu_roofline.gpus import match_gpu
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.core.vocabulary import PEAK_COLUMNS
+from ncu_roofline.pipeline.collect import collection_metrics
+from ncu_roofline.roofs.gpu_table import match_gpu
 
 from conftest import FIXTURES
 

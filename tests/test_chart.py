@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from ncu_roofline.render import chart_files
-from ncu_roofline.render import files as files_module
-from ncu_roofline.render.chart import (
+from ncu_roofline.core import files as files_module
+from ncu_roofline.render.analysis.chart import (
     BARS_WIDTH_PX,
     ROOFLINE_HEIGHT_PX,
     ROOFLINE_WIDTH_PX,
@@ -28,7 +28,7 @@ from ncu_roofline.render.chart import (
     shared_peaks,
 )
 from ncu_roofline.render.chart_files import spec_text, write_chart
-from ncu_roofline.render.names import short_kernel_name
+from ncu_roofline.core.kernel_names import short_kernel_name
 
 # An A100-like GPU: the values the roofs must carry.
 PEAKS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ncu_roofline.render.chart import ChartContext, chart_data, roofline_spec
+from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
 from ncu_roofline.render.chart_files import write_chart
 
 CHROMIUM = Path("/usr/bin/chromium")

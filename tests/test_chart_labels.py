@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.render.chart import ChartContext, chart_data, roofline_spec
+from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
 from ncu_roofline.render.chart_files import write_chart
-from ncu_roofline.render.chart_layout import domains, off_scale_ranks
-from ncu_roofline.render.chart_tooltips import time_unit
-from ncu_roofline.render.labels import display_name, distinct_labels, fold_inputs
+from ncu_roofline.render.layout import domains, off_scale_ranks
+from ncu_roofline.render.analysis.tooltips import time_unit
+from ncu_roofline.core.kernel_labels import display_name, distinct_labels, fold_inputs
 
 SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples"
 CLIMATE = SAMPLES / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"
@@ -134,8 +134,8 @@ def test_the_page_has_a_title_naming_gpu_and_input(tmp_path):
 def test_every_bound_the_ranking_can_give_has_a_bar_colour():
     """A bound missing from the colour domain draws no headroom bar at all (a type-split capture's `tensor_fp16`
     once did exactly that): every term of the speed of light, tensor input types included, has a colour."""
-    from ncu_roofline.render.chart import BOUND_COLOURS
-    from ncu_roofline.vocabulary import ALL_TERMS, display
+    from ncu_roofline.render.analysis.chart import BOUND_COLOURS
+    from ncu_roofline.core.vocabulary import ALL_TERMS, display
 
     assert {display(t.key) for t in ALL_TERMS} <= set(BOUND_COLOURS)
 

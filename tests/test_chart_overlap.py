@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ncu_roofline.render.roof_labels import overlaps
+from ncu_roofline.render.placement import overlaps
 
 CHROMIUM = Path("/usr/bin/chromium")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -52,8 +52,8 @@ def overlapping_pairs(texts: list[dict]) -> list[tuple[str, str]]:
 def _svgs(tmp: Path) -> list[tuple[str, Path]]:
     """(name, roofline.svg) for the climate-seg capture at --top 40 and every shared sample that analyses at 20."""
     from ncu_roofline import analyze
-    from ncu_roofline.errors import InputError
-    from ncu_roofline.render.chart import roofline_spec
+    from ncu_roofline.core.errors import InputError
+    from ncu_roofline.render.analysis.chart import roofline_spec
     from ncu_roofline.render.chart_files import write_chart
 
     runs: list[tuple[str, list[Path], dict]] = []
@@ -125,7 +125,7 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
     """Zoom in on the example's kernel 2 (AI ~170, ~320 TFLOP/s, beside the DRAM roof): the DRAM label's spot
     (lower left) leaves the view; the label must come back inside the plot, on its roof and along it."""
     from ncu_roofline import analyze
-    from ncu_roofline.render.chart import roofline_spec
+    from ncu_roofline.render.analysis.chart import roofline_spec
     from ncu_roofline.render.chart_files import write_chart
 
     example = Path(__file__).resolve().parents[1] / "fixtures" / "example_h100_raw.csv"

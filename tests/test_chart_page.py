@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.render.chart import FIT_WIDTHS_PX, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, fit_height, roofline_spec
+from ncu_roofline.render.analysis.chart import FIT_WIDTHS_PX, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, fit_height, roofline_spec
 from ncu_roofline.render.chart_files import spec_text, write_chart
 
 from conftest import FIXTURES
@@ -132,8 +132,8 @@ def test_the_page_redraws_wider_when_the_window_grows(browser, tmp_path):
 @pytest.mark.parametrize("window", [1024, 1920])
 def test_the_compare_page_fills_the_window_too(browser, tmp_path, window):
     """compare.html: one view (no bars), the same page: the widest plot size that fits, arrows and texts intact."""
-    from ncu_roofline.compare import compare
-    from ncu_roofline.render.compare_chart import compare_chart
+    from ncu_roofline.comparison import compare
+    from ncu_roofline.render.compare.chart import compare_chart
 
     base, head = (analyze(FIXTURES / "compare" / name) for name in ("base.csv", "head.csv"))
     result = compare(base, head)

@@ -22,14 +22,14 @@ import pandas as pd
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.compare import compare
-from ncu_roofline.history import append_analysis
-from ncu_roofline.history_report import load_history
+from ncu_roofline.comparison import compare
+from ncu_roofline.history.store import append_analysis
+from ncu_roofline.history.report import load_history
 from ncu_roofline.model.place import place_points, table_roofs, workloads_frame
 from ncu_roofline.model.workloads import gemm, layernorm
-from ncu_roofline.render.compare_chart import compare_chart
-from ncu_roofline.render.history_chart import history_chart
-from ncu_roofline.render.model_chart import model_chart
+from ncu_roofline.render.compare.chart import compare_chart
+from ncu_roofline.render.history.chart import history_chart
+from ncu_roofline.render.model.chart import model_chart
 from ncu_roofline.render.vegalite import SCHEMA_URL, VL_CONVERT_VERSION
 
 from conftest import FIXTURES
@@ -138,7 +138,7 @@ def test_an_arrowhead_follows_its_move_at_any_plot_size():
     """A move one decade right and one decade up points at 45° clockwise from up only where a decade is as many
     pixels across as up: on the 640 × 480 plot over 10^-1..10^3 FLOP/byte (4 decades: 160 px each) and
     10^9..10^15 FLOP/s (6 decades: 80 px each) it is atan(160 / 80) = 63.43°; on a 1280 × 480 page, atan(320 / 80)."""
-    from ncu_roofline.render.compare_chart import arrowhead_angle
+    from ncu_roofline.render.compare.chart import arrowhead_angle
 
     arrows = [{"x_base": 1.0, "y_base": 1e11, "x_head": 10.0, "y_head": 1e12}]
     spec = {"$schema": SCHEMA_URL, "data": {"values": arrows}, "width": 640, "height": 480, "name": "heads",

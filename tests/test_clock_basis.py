@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ncu_roofline.pipeline import evaluate
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.ceilings import CeilingOptions
-from ncu_roofline.launch_table import finish_launch_table
+from ncu_roofline.pipeline.evaluate import evaluate
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.pipeline.ceilings import CeilingOptions
+from ncu_roofline.core.launch_table import finish_launch_table
 
 MEASURED_HZ = 766e6  # an A100 PCIe under load, well below its 1410 MHz boost
 BOOST_HZ = 1410e6  # metrics/gpus.toml: boost_clock_mhz of NVIDIA A100-PCIE-40GB

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from ncu_roofline import analyze
 from ncu_roofline.cli import app
-from ncu_roofline.errors import InputError
-from ncu_roofline.render.console import kernel_summary_table, status_notes
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.render.analysis.console import kernel_summary_table, status_notes
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "example_h100_raw.csv"
 
@@ -94,8 +94,8 @@ def test_markdown_links_the_chart_relative_to_the_summary_and_names_the_gpu(tmp_
 
 
 def test_one_precision_chart_plots_that_precisions_work_over_its_own_roof(example, tmp_path):
-    from ncu_roofline.render.chart import chart_data
-    from ncu_roofline.render.precision_view import precision_view
+    from ncu_roofline.render.analysis.chart import chart_data
+    from ncu_roofline.render.analysis.precision_view import precision_view
 
     table = example.kernels.assign(flop_fp16=0.0, flop_fp32=0.0)
     table.loc[0, ["flop_fp16", "flop_fp32", "time_s", "bytes_dram"]] = [1e9, 3e9, 1e-3, 1e9]
@@ -118,7 +118,7 @@ def test_groups_of_one_name_are_told_apart_in_the_table_and_the_markdown(samples
     from rich.console import Console
 
     from ncu_roofline import analyze
-    from ncu_roofline.render.console import kernel_summary_table
+    from ncu_roofline.render.analysis.console import kernel_summary_table
 
     gpp = samples / "nersc-gpp"
     result = analyze([gpp / "output0.ncu-rep", gpp / "output1.ncu-rep"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ncu_roofline.catalogue import load_catalogue
+from ncu_roofline.pipeline.catalogue import load_catalogue
 from ncu_roofline.readers import long_pages
 from ncu_roofline.readers.csv_export import read_csv_export
 

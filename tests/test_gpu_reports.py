@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from ncu_roofline.gpus import GpuSpec, load_gpu_table, match_gpu
+from ncu_roofline.roofs.gpu_table import GpuSpec, load_gpu_table, match_gpu
 from ncu_roofline.readers.ncu_rep import read_ncu_rep
 
 from conftest import SAMPLES
@@ -98,7 +98,7 @@ def table_clock_hz(spec: GpuSpec, which: str, launch: dict[str, float]) -> float
 
 
 def figure_value(spec: GpuSpec, figure: str) -> float | None:
-    from ncu_roofline.gpus import FIGURE_TO_PEAK, TENSOR_FIGURES
+    from ncu_roofline.roofs.gpu_table import FIGURE_TO_PEAK, TENSOR_FIGURES
 
     if figure in FIGURE_TO_PEAK and figure != "tensor_fp16_tflops":
         return spec.peaks.get(FIGURE_TO_PEAK[figure][0])

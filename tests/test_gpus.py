@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ncu_roofline.errors import InputError
-from ncu_roofline.gpus import (
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.roofs.gpu_table import (
     FIGURES,
     PEAK_KEYS,
     GpuSpec,

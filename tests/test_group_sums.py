@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.errors import InputError
-from ncu_roofline.group import SUMMED, group_keys
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.pipeline.group import SUMMED, group_keys
 from ncu_roofline.readers import read_file
 
 from conftest import SAMPLES

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.ceilings import CeilingOptions
-from ncu_roofline.pipeline import evaluate
-from ncu_roofline.group import filter_nvtx, group_keys, group_launches
-from ncu_roofline.launch_table import finish_launch_table
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.pipeline.ceilings import CeilingOptions
+from ncu_roofline.pipeline.evaluate import evaluate
+from ncu_roofline.pipeline.group import filter_nvtx, group_keys, group_launches
+from ncu_roofline.core.launch_table import finish_launch_table
 
 
 def launches_with_nvtx():
@@ -89,7 +89,7 @@ def test_distinct_values_of_a_group_join_sorted_and_unknown_stays_unknown():
     """`_distinct` (definition ids, ceiling sources): the one value a group's launches share, else all of them
     sorted and joined with '+'; a group with no value has none. Categories listed out of order must not leak
     their order into the text."""
-    from ncu_roofline.group import _distinct
+    from ncu_roofline.pipeline.group import _distinct
 
     values = pd.Categorical(["b", "a", "a", None, "c", "a"], categories=["c", "b", "a"])
     frame = pd.DataFrame({"def_x": values, "_group": [0, 0, 0, 1, 2, 3]})

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 import ncu_roofline
 from ncu_roofline.cli import app
-from ncu_roofline.errors import InputError
-from ncu_roofline.history import (PAUSE_ENV, append_analysis, connect, default_run_id, parse_labels, read_runs,
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.history.store import (PAUSE_ENV, append_analysis, connect, default_run_id, parse_labels, read_runs,
                                   run_ids, run_sql, write_run)
 
 from conftest import FIXTURES

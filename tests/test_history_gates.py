@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from ncu_roofline.cli import app
-from ncu_roofline.errors import InputError
-from ncu_roofline.history import write_run
-from ncu_roofline.history_gates import BandOptions
-from ncu_roofline.history_report import load_history
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.history.store import write_run
+from ncu_roofline.history.bands import BandOptions
+from ncu_roofline.history.report import load_history
 
 runner = CliRunner()
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ncu_roofline import InputError, analyze
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.pipeline import COUNTED
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.pipeline.evaluate import COUNTED
 from ncu_roofline.readers import long_pages, raw_page
 
 from conftest import FIXTURES, SAMPLES

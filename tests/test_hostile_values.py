@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from ncu_roofline import InputError, analyze
 from ncu_roofline.cli import app
-from ncu_roofline.user_ceilings import load_user_ceilings
+from ncu_roofline.roofs.user_file import load_user_ceilings
 
 from conftest import FIXTURES, SAMPLES
 
@@ -169,7 +169,6 @@ def test_unreadable_inputs_are_one_line(tmp_path, monkeypatch):
     """Tests run as root, which reads a chmod-000 file anyway: `os.access` is made to say no, which proves the tool
     asks before reading and words the answer; test_unreadable_inputs_as_another_user checks the real thing."""
     from ncu_roofline.readers import input_files
-
     locked = tmp_path / "locked.csv"
     shutil.copyfile(GOOD, locked)
     folder = tmp_path / "locked_folder"

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.gpus import match_gpu
+from ncu_roofline.roofs.gpu_table import match_gpu
 
 from conftest import FIXTURES
 

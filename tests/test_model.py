@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from ncu_roofline.cli import app
-from ncu_roofline.errors import InputError
+from ncu_roofline.core.errors import InputError
 from ncu_roofline.model.llm import llm
 from ncu_roofline.model.place import place_points, table_roofs, workloads_frame
 from ncu_roofline.model.workloads import conv2d, elementwise, gemm, layernorm, softmax
-from ncu_roofline.roofs import compute_peak, ridge_intensity, ridge_points
+from ncu_roofline.roofs.peaks import compute_peak, ridge_intensity, ridge_points
 
 H100_SXM = "H100 SXM"  # table row "NVIDIA H100 80GB HBM3": 989.4 TFLOP/s dense FP16 tensor, 66.9 FP32, 3350 GB/s
 
@@ -121,7 +121,8 @@ def test_llm_w4a16_reads_a_quarter_of_the_fp16_weights():
 
 
 def test_ridge_points_h100_a100_h200():
-    ridges = {name: ridge_points(table_roofs([name])[0].peaks)[("tensor_fp16", "dram")]
+    ridges = {name: {(r["compute"], r["memory"]): r["ai_flop_per_byte"]
+                           for r in ridge_points(table_roofs([name])[0].peaks)}[("tensor_fp16", "dram")]
               for name in ("H100 SXM", "NVIDIA A100-SXM4-80GB", "H200")}
     assert ridges["H100 SXM"] == pytest.approx(989.4 / 3.350)  # 295.3
     assert ridges["NVIDIA A100-SXM4-80GB"] == pytest.approx(312 / 2.039)  # 153.0
@@ -170,7 +171,6 @@ def test_cli_model_writes_chart_and_parquet(tmp_path):
 def test_cli_model_outputs_land_together_or_not_at_all(tmp_path, monkeypatch):
     """A PNG export that fails leaves the folder as it was: model.parquet is not written ahead of the charts."""
     from ncu_roofline.render import chart_files
-
     real_render = chart_files.render
 
     def fail_on_png(spec, fmt):
@@ -226,8 +226,8 @@ def test_model_json_follows_the_documented_schema():
 def test_model_chart_roof_labels_never_overlap():
     import math
 
-    from ncu_roofline.render.chart import ROOFLINE_HEIGHT_PX
-    from ncu_roofline.render.model_chart import LABEL_HEIGHT_PX, model_roof_frames, stacked_labels
+    from ncu_roofline.render.analysis.chart import ROOFLINE_HEIGHT_PX
+    from ncu_roofline.render.model.chart import LABEL_HEIGHT_PX, model_roof_frames, stacked_labels
 
     roof_sets = table_roofs(["NVIDIA A100-SXM4-80GB", "H100 SXM", "B200"])
     frame = workloads_frame([gemm(1024, 1024, 1024, "fp32"), layernorm(4096, 1024, "fp16")])

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from ncu_roofline import analyze
 from ncu_roofline.cli import app
-from ncu_roofline.errors import InputError
+from ncu_roofline.core.errors import InputError
 from ncu_roofline.model.points import read_points
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example_h100_raw.csv"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ncu_roofline.errors import InputError
-from ncu_roofline.launch_table import IDENTITY_COLUMNS, metric_columns
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.core.launch_table import IDENTITY_COLUMNS, metric_columns
 from ncu_roofline.readers import ncu_rep, report_container
 from ncu_sections import report_sections, section_body_metrics
 from ncu_roofline.readers.ncu_rep import (PASCAL_REFUSED, looks_like_ncu_rep, read_ncu_rep,

@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 
 from ncu_roofline import InputError, analyze
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.launch_table import metric_columns
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.core.launch_table import metric_columns
 from ncu_roofline.readers import read_file
-from ncu_roofline.validity import flag_invalid_values
+from ncu_roofline.pipeline.validity import flag_invalid_values
 
 from conftest import SAMPLES
 

@@ -1,4 +1,4 @@
-"""Output files as one set (render/output_set.py): an interrupted or failed run leaves the previous set whole, no
+"""Output files as one set (render/bundle.py): an interrupted or failed run leaves the previous set whole, no
 temporary file, no new file beside old ones; every option is checked before anything is written.
 
 The signal tests run the real command in a subprocess (they are about the process): the test hook
@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ncu_roofline.cli import app
-from ncu_roofline.errors import InputError
-from ncu_roofline.render.output_set import TEST_PAUSE_VARIABLE, OutputSet
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, OutputSet
 
 from conftest import FIXTURES
 
@@ -133,12 +133,11 @@ def test_output_set_commit_and_discard(tmp_path):
 def test_outputs_never_replace_devices_links_or_pipes(tmp_path, monkeypatch):
     """`--summary-md /dev/stdout` once replaced the /dev/stdout link with a file (root may write in /dev). The
     device folders are faked here under tmp_path, so that a regression cannot damage the machine."""
-    from ncu_roofline.render import output_set
-
+    from ncu_roofline.core import files
     fake_dev = tmp_path / "dev"
     fake_dev.mkdir()
     (fake_dev / "stdout").symlink_to("/proc/self/fd/1")
-    monkeypatch.setattr(output_set, "SPECIAL_ROOTS", (str(fake_dev),))
+    monkeypatch.setattr(files, "SPECIAL_ROOTS", (str(fake_dev),))
     target = tmp_path / "real.md"
     target.write_text("kept")
     (tmp_path / "link.md").symlink_to(target)
@@ -160,16 +159,17 @@ def test_outputs_never_replace_devices_links_or_pipes(tmp_path, monkeypatch):
 
 def test_every_writer_refuses_links_and_device_folders(tmp_path, monkeypatch):
     """The same rule for files written outside an output set (`model --json`, `write_atomic`, `prepare_outdir`)."""
-    from ncu_roofline.render import files, output_set
+    from ncu_roofline.core import files
+    from ncu_roofline.render import bundle
 
     fake_dev = tmp_path / "dev"
     fake_dev.mkdir()
     (fake_dev / "stdout").symlink_to("/proc/self/fd/1")
-    monkeypatch.setattr(output_set, "SPECIAL_ROOTS", (str(fake_dev),))
+    monkeypatch.setattr(files, "SPECIAL_ROOTS", (str(fake_dev),))
     with pytest.raises(InputError, match="is in a device or system folder"):
         files.write_atomic(fake_dev / "stdout", b"x")
     with pytest.raises(InputError, match="is a device or system folder"):
-        files.prepare_outdir(fake_dev / "out", [])
+        bundle.prepare_outdir(fake_dev / "out", [])
     (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere.json")
     with pytest.raises(InputError, match="is a symbolic link"):
         files.write_atomic(tmp_path / "link.json", b"x")

@@ -35,7 +35,7 @@ def climate(request):
 @pytest.fixture(scope="module")
 def climate_raw(climate):
     from conftest import SAMPLES
-    from ncu_roofline.catalogue import load_catalogue
+    from ncu_roofline.pipeline.catalogue import load_catalogue
     from ncu_roofline.readers import read_all
 
     folder = SAMPLES / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"

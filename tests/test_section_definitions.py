@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.pipeline import evaluate
-from ncu_roofline.catalogue import load_catalogue
-from ncu_roofline.ceilings import CeilingOptions
-from ncu_roofline.launch_table import finish_launch_table
+from ncu_roofline.pipeline.evaluate import evaluate
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.pipeline.ceilings import CeilingOptions
+from ncu_roofline.core.launch_table import finish_launch_table
 
 SINGLE = "SpeedOfLight_HierarchicalSingleRooflineChart"
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from ncu_roofline import analyze
 from ncu_roofline.cli import app
-from ncu_roofline.rank import TERMS, speed_of_light
-from ncu_roofline.status import StatusNotes
-from ncu_roofline.vocabulary import TENSOR_PEAK_COLUMNS
+from ncu_roofline.pipeline.rank import TERMS, speed_of_light
+from ncu_roofline.core.status import StatusNotes
+from ncu_roofline.core.vocabulary import TENSOR_PEAK_COLUMNS
 
 from conftest import FIXTURES
 

@@ -8,8 +8,8 @@ import pytest
 
 import ncu_roofline.analysis as analysis_module
 from ncu_roofline import analyze
-from ncu_roofline.launch_table import finish_launch_table
-from ncu_roofline.torch_ranges import group_by_op, op_label, strip_decorations
+from ncu_roofline.core.launch_table import finish_launch_table
+from ncu_roofline.pipeline.torch_ranges import group_by_op, op_label, strip_decorations
 
 
 @pytest.mark.parametrize("name, expected", [

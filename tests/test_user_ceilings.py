@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncu_roofline.errors import InputError
-from ncu_roofline.gpus import PEAK_KEYS
-from ncu_roofline.user_ceilings import UNIT_KEYS, load_user_ceilings
+from ncu_roofline.core.errors import InputError
+from ncu_roofline.roofs.gpu_table import PEAK_KEYS
+from ncu_roofline.roofs.user_file import UNIT_KEYS, load_user_ceilings
 
 
 def write(tmp_path: Path, text: str, name: str = "myceil.toml") -> Path:

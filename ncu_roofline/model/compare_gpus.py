@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..roofs import compute_keys, compute_peak, compute_roof_column, memory_peak, ridge_intensity
-from ..vocabulary import LEVELS, display, peak_bytes_column
+from ..core.vocabulary import LEVELS, display, peak_bytes_column
+from ..roofs.peaks import compute_keys, compute_peak, compute_roof_column, memory_peak, ridge_intensity
 from .place import RoofSet
 
 

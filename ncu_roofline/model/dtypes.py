@@ -6,7 +6,7 @@ multiplied at reduced precision; INT4/FP4 pack two values per byte.
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 BYTES_PER_ELEMENT: dict[str, float] = {
     "fp64": 8.0,

@@ -21,7 +21,7 @@ Checks: 70B parameters, fp16, decode, batch 1: 140 GFLOP over 140 GB = 1 FLOP/by
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .dtypes import MATRIX_ROOF, element_bytes, roof_for
 from .workloads import Workload, _positive
 

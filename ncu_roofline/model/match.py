@@ -17,8 +17,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..roofs import compute_peak, memory_peak
-from ..vocabulary import BYTES_OFF_CHIP, PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
+from ..core.vocabulary import BYTES_OFF_CHIP, PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
+from ..roofs.peaks import compute_peak, memory_peak
 from .place import roofline_values
 
 MODEL_COLUMNS = ("model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model",

@@ -22,8 +22,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..roofs import compute_peak, memory_peak, spec_peaks
-from ..vocabulary import PEAK_OFF_CHIP, display
+from ..core.vocabulary import PEAK_OFF_CHIP, display
+from ..roofs.peaks import compute_peak, memory_peak, spec_peaks
 
 POINT_COLUMNS = ("name", "gpu", "flop", "bytes", "ai", "roof", "peak_flop_per_s", PEAK_OFF_CHIP,
                  "attainable_flop_per_s", "t_min_s", "ridge_ai", "bound", "status")
@@ -40,7 +40,7 @@ class RoofSet:
 
 def table_roofs(names: Iterable[str]) -> list[RoofSet]:
     """Roof sets of built-in table rows (name or alias, as `ceilings` lists them); unknown names are InputErrors."""
-    from ..gpus import match_gpu
+    from ..roofs.gpu_table import match_gpu
 
     out = []
     for name in names:
@@ -51,7 +51,7 @@ def table_roofs(names: Iterable[str]) -> list[RoofSet]:
 
 def user_roofs(path: str | Path) -> RoofSet:
     """The roofs of a `--ceilings FILE.toml`, named by its `name` or the file."""
-    from ..user_ceilings import load_user_ceilings
+    from ..roofs.user_file import load_user_ceilings
 
     user = load_user_ceilings(Path(path))
     return RoofSet(user.name or user.source, dict(user.peaks), user.source)

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError
-from ..roofs import compute_roof_column
+from ..core.errors import InputError
+from ..roofs.peaks import compute_roof_column
 
 REQUIRED = ("name", "flop", "bytes")
 OPTIONAL = ("kernel", "roof")

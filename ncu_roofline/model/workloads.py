@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InputError
-from ..vocabulary import bytes_column
+from ..core.errors import InputError
+from ..core.vocabulary import bytes_column
 from .dtypes import ELEMENTWISE_ROOF, MATRIX_ROOF, element_bytes, roof_for
 
 

@@ -16,13 +16,13 @@ from typing import Callable, Iterable
 import pandas as pd
 import pyarrow as pa
 
-from ..errors import InputError
-from ..launch_table import metric_columns
+from ..core.errors import InputError
+from ..core.launch_table import metric_columns
 from .align import align_parts
 from .csv_export import read_csv_export
 from .input_files import check_regular_file, expand_paths
-from .report_damage import check_report_launches
 from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
+from .report_damage import check_report_launches
 
 __all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..launch_table import IDENTITY_COLUMNS, metric_columns
+from ..core.launch_table import IDENTITY_COLUMNS, metric_columns
 
 _KEY = ["_name", "_occurrence"]
 

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 SUFFIXES = (".csv", ".txt", ".ncu-rep", ".ncu-repz", ".nsight-cuprof-report")
 _KINDS = ((stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a character device (a terminal or /dev/stdin?)"),

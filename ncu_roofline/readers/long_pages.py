@@ -30,11 +30,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ..errors import InputError
-from ..launch_table import finish_launch_table
-from ..metric_names import is_extensive
-from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode, decode_column, decode_values, \
-    identity_frame, parse_numbers, unit_factors
+from ..core.errors import InputError
+from ..core.launch_table import finish_launch_table
+from ..core.metric_names import is_extensive
+from .columns import (
+    CSV_IDENTITY,
+    DEVICE_NAME_METRIC,
+    decode,
+    decode_column,
+    decode_values,
+    identity_frame,
+    parse_numbers,
+    unit_factors,
+)
 from .text import TableStart, check_last_row, open_table, printable
 
 BLOCK_SIZE = 8 * 1024 * 1024

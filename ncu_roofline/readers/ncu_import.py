@@ -11,7 +11,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 MISSING_WHEEL = ("reading .ncu-rep files needs NVIDIA's ncu-report package: "
                  "pip install 'ncu-roofline[ncu-rep]' (or put ncu on PATH)")

@@ -44,12 +44,11 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..launch_table import finish_launch_table
-from .ncu_import import MISSING_WHEEL, read_with_ncu_import  # noqa: F401 (re-exported)
-from .report_container import (ReportLayout, _one_line, _Result, looks_like_ncu_rep,  # noqa: F401
-                               scan_report)
+from ..core.errors import InputError
+from ..core.launch_table import finish_launch_table
 from .columns import DEVICE_NAME_METRIC
+from .ncu_import import MISSING_WHEEL, read_with_ncu_import  # noqa: F401 (re-exported)
+from .report_container import ReportLayout, _one_line, _Result, looks_like_ncu_rep, scan_report  # noqa: F401
 from .units import unit_factor
 
 PASCAL_REFUSED = "Pascal (CC 6.x) reports use pre-Volta metric names that ncu-roofline does not support"

@@ -19,13 +19,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ..errors import InputError
-from ..launch_table import finish_launch_table
-from .units import default_unit, unit_factor
-from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, \
-    identity_frame, parse_numbers
+from ..core.errors import InputError
+from ..core.launch_table import finish_launch_table
+from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, identity_frame, parse_numbers
 from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line
 from .text import TableStart, check_last_row, open_table, printable
+from .units import default_unit, unit_factor
 
 _LAUNCH_ID_RE = re.compile(r"^\s*[+-]?\d[\d,]*\s*$")
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 NVR_MAGIC = b"NVR\x00"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

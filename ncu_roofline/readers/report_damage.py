@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..launch_table import metric_columns
+from ..core.errors import InputError
+from ..core.launch_table import metric_columns
 
 
 def check_report_launches(table: pd.DataFrame, path: Path) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 _HEADER_RE = re.compile(rb'^(\xef\xbb\xbf)?"?(ID|Process ID)"?,', re.MULTILINE)
 _NVPROF_RE = re.compile(rb'^(\xef\xbb\xbf)?"(Device","Kernel","Invocations|Type","Time\(%\)|Start","Duration)',

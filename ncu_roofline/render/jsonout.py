@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..totals import run_totals
-from ..vocabulary import AI_COLUMNS
+from ..core.vocabulary import AI_COLUMNS
+from ..pipeline.totals import run_totals
 
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
@@ -38,12 +38,18 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
     return [{f: clean(v) for f, v in zip(present, row)} for row in frame[present].itertuples(index=False)]
 
 
+# The run totals an analysis summary carries (docs/json-schema.md).
+TOTAL_FIELDS = ("kernels", "launches", "time_s", "time_s_known", "kernels_unknown_time", "headroom_s",
+                "headroom_s_known", "kernels_unknown_headroom", "unknown_reasons")
+
+
 def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
                   top: int | None = None, model_points: pd.DataFrame | None = None) -> str:
     """The analysis summary: run notes, totals over all kernels (null where any kernel's value is unknown, with
     the count and the reasons), then the first `top` ranked kernels."""
     shown = kernels if top is None else kernels.head(top)
-    totals = {k: v if isinstance(v, list) else clean(v) for k, v in run_totals(kernels, launches).items()}
+    summed = run_totals(kernels, launches)
+    totals = {k: summed[k] if k == "unknown_reasons" else clean(summed[k]) for k in TOTAL_FIELDS}
     payload = {
         "schema_version": JSON_SCHEMA_VERSION,
         "kind": "analysis",

@@ -1,0 +1,100 @@
+"""What every command shares: the consoles, one-line errors with exit 2, and option lists.
+
+Its own module so that command modules (`cli.py`, `cli_model.py`) import it, never each other.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+import typer
+from rich.console import Console
+
+from ..core.errors import InputError
+from ..render.safe_text import for_terminal
+
+# Logs and pipes get a wide table instead of rich's 80-column default, or the width COLUMNS asks for.
+_PIPE_WIDTH = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160
+stdout = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+stderr = Console(stderr=True)
+
+
+def fail(error: InputError) -> None:
+    # for_terminal: a path or name holding a line break or an ESC sequence must not break the one line or the terminal
+    stderr.print(f"ncu-roofline: error: {for_terminal(error.line())}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Bad input becomes exit 2 and one line; anything unexpected still says which input it was reading."""
+    try:
+        yield
+    except InputError as error:
+        fail(error)
+    except Terminated:
+        stderr.print("ncu-roofline: terminated")
+        raise typer.Exit(128 + signal.SIGTERM) from None
+    except KeyboardInterrupt:
+        stderr.print("ncu-roofline: interrupted")
+        raise typer.Exit(130) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so that every `finally` and cleanup runs for it too."""
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+GROUP_BY_HELP = "'kernel', 'nvtx' (kernel within NVTX range) or 'op' (PyTorch operator, from emit_nvtx ranges)."
+
+
+def grouping(group_by: str) -> dict[str, bool]:
+    """`--group-by` as the analysis' keyword arguments, checked before any input is read."""
+    if group_by not in {"kernel", "nvtx", "op"}:
+        raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
+    return {"group_by_nvtx": group_by == "nvtx", "group_by_op": group_by == "op"}
+
+
+def _formats(value: Optional[str]) -> list[str]:
+    """Extra chart formats, checked before anything is read or written."""
+    from ..render.analysis.outputs import EXTRA_FORMATS
+
+    formats = [f.strip().lower() for f in (value or "").split(",") if f.strip()]
+    unknown = [f for f in formats if f not in EXTRA_FORMATS]
+    if unknown:
+        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
+    return formats
+
+
+def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:
+    """`--precision fp32,tensor`: one extra chart per precision, checked before anything is read or written."""
+    from ..core.vocabulary import PRECISIONS
+
+    wanted = [p.strip().lower() for p in (value or "").split(",") if p.strip()]
+    unknown = [p for p in wanted if p not in PRECISIONS]
+    if unknown:
+        raise InputError(None, f"unknown --precision {', '.join(unknown)}; choose from {', '.join(PRECISIONS)}")
+    if wanted and out is None:
+        raise InputError(None, "--precision needs -o DIR (the charts are written there)")
+    return wanted
+
+
+def chart_link(written: list, summary: Optional[object]) -> Optional[str]:
+    """The chart a Markdown summary links to, relative to the summary's folder: the PNG when one was written
+    (it shows inline), else the HTML page; None without -o or when the summary goes to stdout."""
+    from pathlib import Path
+
+    if summary is None or str(summary) == "-":
+        return None
+    by_suffix = {Path(p).name: Path(p) for p in written}
+    target = by_suffix.get("roofline.png") or by_suffix.get("roofline.html")
+    if target is None:
+        return None
+    return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()

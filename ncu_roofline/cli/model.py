@@ -1,0 +1,210 @@
+"""`ncu-roofline model ...` and `ncu-roofline ceilings compare`: parse, call `model/`, hand the result to render/.
+
+Every `model` command takes the same output options as `analyze`: a terminal table, `--json FILE|-`, `-o DIR`
+(model.parquet, model.vl.json, model.html) and `--format svg,png`; `--gpu` is repeatable and `--ceilings FILE`
+adds a GPU described by a user file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..core.errors import InputError
+
+model_app = typer.Typer(no_args_is_help=True, help="Analytic roofline points: FLOPs and minimum DRAM bytes of "
+                                                   "a workload, placed on one or more GPUs' roofs.")
+
+GPU_HELP = "A GPU of the built-in table (repeatable; see `ncu-roofline ceilings`)."
+CEILINGS_HELP = "TOML file of roofs (as for analyze --ceilings): one more GPU to place the points on."
+
+
+def _gpu_option() -> list[str]:
+    return typer.Option([], "--gpu", help=GPU_HELP)
+
+
+def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_out: Optional[Path],
+          out: Optional[Path], fmt: Optional[str], inputs: list[Path] = ()) -> None:
+    """Place the points on every GPU asked for, then print, write JSON and write files."""
+    from ..core.files import write_atomic
+    from ..model.place import place_points, table_roofs, user_roofs, workloads_frame
+    from ..render.model.console import model_table
+    from ..render.model.json_summary import model_json
+    from .common import _formats, stdout, user_errors
+
+    with user_errors():
+        if not gpus and ceilings is None:
+            raise InputError(None, "name a GPU with --gpu NAME (repeatable; see `ncu-roofline ceilings`) "
+                                   "or give --ceilings FILE.toml")
+        roof_sets = table_roofs(dict.fromkeys(gpus)) + ([user_roofs(ceilings)] if ceilings is not None else [])
+        roof_sets = list({r.name: r for r in roof_sets}.values())
+        frame = workloads_or_points if hasattr(workloads_or_points, "columns") else workloads_frame(
+            workloads_or_points)
+        placed = place_points(frame, roof_sets)
+        from ..core.version import __version__
+
+        metadata = {"ncu_roofline.tool_version": __version__,
+                    "ncu_roofline.roofs": ";".join(r.source for r in roof_sets)}
+        if json_out is not None:
+            text = model_json(placed, metadata)
+            if str(json_out) == "-":
+                sys.stdout.write(text)
+            else:
+                write_atomic(json_out, text.encode(), inputs=list(inputs))
+        written: list[Path] = []
+        if out is not None:
+            from ..render.model.outputs import write_model_outputs
+
+            written = write_model_outputs(placed, {r.name: r.peaks for r in roof_sets}, out, metadata=metadata,
+                                          formats=_formats(fmt), inputs=list(inputs))
+        if str(json_out) != "-":
+            stdout.print(model_table(placed))
+            for path in written:
+                stdout.print(f"wrote {path}", highlight=False)
+
+
+_JSON = typer.Option(None, "--json", help="Write the points as JSON here ('-' for stdout).")
+_OUT = typer.Option(None, "-o", "--out", help="Write model.parquet and the chart here.")
+_FMT = typer.Option(None, "--format", help="Extra chart formats: svg,png.")
+_CEIL = typer.Option(None, "--ceilings", help=CEILINGS_HELP)
+
+
+@model_app.command()
+def gemm(m: int = typer.Option(..., "--m"), n: int = typer.Option(..., "--n"), k: int = typer.Option(..., "--k"),
+         dtype: str = typer.Option("fp32", "--dtype", help="fp64, fp32, fp16, bf16, fp8, int8, fp4."),
+         batch: int = typer.Option(1, "--batch", help="Batched GEMM: this many independent products."),
+         tf32: bool = typer.Option(False, "--tf32", help="fp32 inputs on the TF32 tensor roof."),
+         gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+         out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """C[m,n] = A[m,k]·B[k,n]: 2·m·n·k FLOP over (m·k + k·n + m·n)·size bytes."""
+    from ..model.workloads import gemm as count
+    from .common import user_errors
+
+    with user_errors():
+        work = [count(m, n, k, dtype.lower(), batch=batch, tf32=tf32)]
+    _emit(work, gpu, ceilings, json_out, out, fmt)
+
+
+@model_app.command()
+def conv2d(batch: int = typer.Option(1, "--batch"), height: int = typer.Option(..., "--height"),
+           width: int = typer.Option(..., "--width"), in_channels: int = typer.Option(..., "--in-channels"),
+           out_channels: int = typer.Option(..., "--out-channels"),
+           kernel_size: int = typer.Option(3, "--kernel-size"), stride: int = typer.Option(1, "--stride"),
+           padding: Optional[int] = typer.Option(None, "--padding", help="Default: kernel-size // 2 ('same')."),
+           dtype: str = typer.Option("fp32", "--dtype"),
+           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+           out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """Direct 2-D convolution (NHWC, groups 1, no bias): every input, weight and output element moved once."""
+    from ..model.workloads import conv2d as count
+    from .common import user_errors
+
+    with user_errors():
+        work = [count(batch, height, width, in_channels, out_channels, kernel_size, stride=stride,
+                      padding=padding, dtype=dtype.lower())]
+    _emit(work, gpu, ceilings, json_out, out, fmt)
+
+
+@model_app.command()
+def elementwise(elements: int = typer.Option(..., "--elements"), inputs: int = typer.Option(1, "--inputs"),
+                outputs: int = typer.Option(1, "--outputs"),
+                flop_per_element: float = typer.Option(1.0, "--flop-per-element"),
+                dtype: str = typer.Option("fp32", "--dtype"),
+                gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+                out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """An element-wise map: elements·flop_per_element FLOP over elements·(inputs + outputs)·size bytes."""
+    from ..model.workloads import elementwise as count
+    from .common import user_errors
+
+    with user_errors():
+        work = [count(elements, inputs=inputs, outputs=outputs, flop_per_element=flop_per_element,
+                      dtype=dtype.lower())]
+    _emit(work, gpu, ceilings, json_out, out, fmt)
+
+
+@model_app.command()
+def layernorm(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..., "--cols"),
+              dtype: str = typer.Option("fp32", "--dtype"),
+              gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+              out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """LayerNorm over the last dimension: 8 FLOP per element, x and y moved once, gamma and beta read once."""
+    from ..model.workloads import layernorm as count
+    from .common import user_errors
+
+    with user_errors():
+        work = [count(rows, cols, dtype.lower())]
+    _emit(work, gpu, ceilings, json_out, out, fmt)
+
+
+@model_app.command()
+def softmax(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..., "--cols"),
+            dtype: str = typer.Option("fp32", "--dtype"),
+            gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+            out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """Softmax over the last dimension: 5 FLOP per element, x and y moved once."""
+    from ..model.workloads import softmax as count
+    from .common import user_errors
+
+    with user_errors():
+        work = [count(rows, cols, dtype.lower())]
+    _emit(work, gpu, ceilings, json_out, out, fmt)
+
+
+@model_app.command()
+def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g. 70e9."),
+        phase: str = typer.Option("decode", "--phase", help="decode (one token per sequence) or prefill."),
+        batch: int = typer.Option(1, "--batch"),
+        seq: int = typer.Option(1, "--seq", help="Decode: positions in the KV cache; prefill: prompt length."),
+        dtype: str = typer.Option("fp16", "--dtype", help="Activation (compute) type."),
+        weight_dtype: Optional[str] = typer.Option(None, "--weight-dtype", help="Weight-only quantisation, e.g. "
+                                                                                "int4 for W4A16."),
+        layers: Optional[int] = typer.Option(None, "--layers"),
+        hidden: Optional[int] = typer.Option(None, "--hidden", help="Model width: adds the attention FLOP."),
+        kv_heads: Optional[int] = typer.Option(None, "--kv-heads"),
+        head_dim: Optional[int] = typer.Option(None, "--head-dim"),
+        gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+        out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """A transformer forward step: 2 FLOP per parameter per token over the weights (+ the KV cache) once."""
+    from ..model.llm import llm as count
+    from .common import user_errors
+
+    with user_errors():
+        work = [count(params, phase=phase, batch=batch, seq=seq, dtype=dtype.lower(),
+                      weight_dtype=weight_dtype.lower() if weight_dtype else None, layers=layers, hidden=hidden,
+                      kv_heads=kv_heads, head_dim=head_dim)]
+    _emit(work, gpu, ceilings, json_out, out, fmt)
+
+
+@model_app.command()
+def points(file: Path = typer.Argument(..., help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
+           roof: str = typer.Option("tensor", "--roof", help="Compute roof of points that name none: fp32, "
+                                                             "tensor (dense FP16), tensor_fp8, ..."),
+           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
+           out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+    """FLOP and byte counts made elsewhere (thop, fvcore, PyTorch's FLOP counter, by hand)."""
+    from ..model.points import read_points
+    from .common import user_errors
+
+    with user_errors():
+        frame = read_points(file, default_roof=roof)
+    _emit(frame, gpu, ceilings, json_out, out, fmt, inputs=[file])
+
+
+def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or aliases, as in `ceilings`."),
+                     as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
+    """Several GPUs' roofs and ridge points (compute roof / DRAM, FLOP/byte) side by side."""
+    from ..model.compare_gpus import compare_roofs
+    from ..model.place import table_roofs
+    from ..render.model.console import roofs_table
+    from ..render.model.json_summary import compare_json
+    from .common import stdout, user_errors
+
+    with user_errors():
+        roof_sets = list({r.name: r for r in table_roofs(names)}.values())
+        frame = compare_roofs(roof_sets)
+        if as_json:
+            sys.stdout.write(compare_json(frame))
+        else:
+            stdout.print(roofs_table(frame))

@@ -1,0 +1,102 @@
+"""Per-kernel and total changes between two runs, with a verdict per kernel: what `compare` reports and gates on.
+
+Over plain tables: the façade (`comparison.py`) hands in each run's kernel and launch rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core.vocabulary import AI_OFF_CHIP
+from ..pipeline.totals import run_totals
+from .match import launch_order, match_kernels
+
+METRICS = ("time_s", "flop_total", "flop_per_s", AI_OFF_CHIP, "t_sol_s", "roofline_fraction", "headroom_s")
+TOTAL_METRICS = ("kernels", "launches", "time_s", "flop_total", "flop_per_s", "t_sol_s", "roofline_fraction",
+                 "headroom_s")
+VERDICTS = ("regression", "improvement", "neutral", "added", "removed")
+DEFAULT_TIME_THRESHOLD_PCT = 2.0
+_SIDE_COLUMNS = ("grid", "block", "nvtx_range", "device_name", "launches", "rank", "bound")
+
+
+def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head_kernels: pd.DataFrame,
+                   head_launches: pd.DataFrame, *, min_time_s: float = 0.0,
+                   time_threshold_pct: float = DEFAULT_TIME_THRESHOLD_PCT) -> pd.DataFrame:
+    """The comparison table (see `comparison.Comparison`), without `gates_failed`."""
+    base_kernels = base_kernels.assign(launch_order=launch_order(base_kernels, base_launches)).reset_index(drop=True)
+    head_kernels = head_kernels.assign(launch_order=launch_order(head_kernels, head_launches)).reset_index(drop=True)
+    pairs = match_kernels(base_kernels, head_kernels)
+    b = _side(base_kernels, pairs["base"].to_numpy())
+    h = _side(head_kernels, pairs["head"].to_numpy())
+
+    names = b["kernel_name"].where(b["kernel_name"].notna(), h["kernel_name"])
+    table = pd.DataFrame({"kernel_name": names.astype("string"),
+                          "match": pd.array([m or pd.NA for m in pairs["match"]], dtype="string")})
+    for column in _SIDE_COLUMNS:
+        if column == "nvtx_range" and column not in base_kernels and column not in head_kernels:
+            continue
+        table[f"{column}_base"], table[f"{column}_head"] = b[column], h[column]
+    for metric in METRICS:
+        before, after = b[metric].astype("float64"), h[metric].astype("float64")
+        change = after - before
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pct = np.where(before != 0, 100.0 * change / before.abs(), np.nan)
+        table[f"{metric}_base"], table[f"{metric}_head"] = before, after
+        table[f"{metric}_change"], table[f"{metric}_change_pct"] = change, pd.Series(pct, dtype="float64")
+
+    biggest = table[["time_s_base", "time_s_head"]].max(axis=1, skipna=True)
+    table.insert(2, "gated", (biggest >= min_time_s).to_numpy(dtype=bool) & (pairs["match"] != "").to_numpy())
+    table.insert(2, "verdict", _verdicts(table, pairs, time_threshold_pct))
+    return _sort_by_change(table)
+
+
+def _side(kernels: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """`kernels` rows at `rows` (-1: a missing kernel, all null), with every column the comparison reads."""
+    wanted = ["kernel_name", *_SIDE_COLUMNS, *METRICS]
+    frame = kernels.reindex(columns=wanted)
+    picked = frame.reindex(rows).reset_index(drop=True)  # -1 is no label: an all-null row
+    for column in ("launches", "rank"):
+        picked[column] = picked[column].astype("Int64")
+    for column in ("kernel_name", "grid", "block", "nvtx_range", "device_name", "bound"):
+        picked[column] = picked[column].astype("string")
+    return picked
+
+
+def _verdicts(table: pd.DataFrame, pairs: pd.DataFrame, threshold_pct: float) -> pd.Series:
+    pct = table["time_s_change_pct"].to_numpy(dtype="float64")
+    verdict = np.full(len(table), "neutral", dtype=object)
+    judged = table["gated"].to_numpy(dtype=bool)
+    verdict[judged & (pct > threshold_pct)] = "regression"
+    verdict[judged & (pct < -threshold_pct)] = "improvement"
+    verdict[(pairs["head"] < 0).to_numpy()] = "removed"
+    verdict[(pairs["base"] < 0).to_numpy()] = "added"
+    return pd.Series(verdict, dtype="string")
+
+
+def _sort_by_change(table: pd.DataFrame) -> pd.DataFrame:
+    """Largest absolute time change first (a missing side counts as zero), then by name and shape: stable."""
+    impact = (table["time_s_head"].fillna(0.0) - table["time_s_base"].fillna(0.0)).abs()
+    keys = pd.DataFrame({"impact": -impact})
+    for column in ("kernel_name", "grid_base", "block_base", "grid_head", "block_head", "nvtx_range_base",
+                   "nvtx_range_head"):
+        if column in table:
+            keys[column] = table[column].fillna("").astype(str)
+    order = keys.sort_values(list(keys.columns), kind="stable").index
+    return table.loc[order].reset_index(drop=True)
+
+
+def total_changes(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.DataFrame:
+    """Run totals of both sides and their change: one row per TOTAL_METRICS name; null where a side is unknown."""
+    before, after = run_totals(base_kernels), run_totals(head_kernels)
+    rows = []
+    for metric in TOTAL_METRICS:
+        b, h = _number(before[metric]), _number(after[metric])
+        change = h - b
+        pct = 100.0 * change / abs(b) if b and np.isfinite(b) else np.nan
+        rows.append({"base": b, "head": h, "change": change, "change_pct": pct})
+    return pd.DataFrame(rows, index=pd.Index(TOTAL_METRICS, name="metric"), dtype="float64")
+
+
+def _number(value: object) -> float:
+    return float("nan") if value is None else float(value)

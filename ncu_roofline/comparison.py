@@ -1,0 +1,202 @@
+"""Two runs side by side: `compare(base, head) -> Comparison`, the library half of `ncu-roofline compare`.
+
+A CI job asks "did this change make the GPU work slower, and where?". That needs three things, in this order:
+
+1. a comparability check (same GPU, clock option, ceiling kind, metric definitions), because a change of
+   definition or of GPU moves every number without any code changing; mismatches become `warnings`, or an
+   InputError with `strict=True`;
+2. kernel matching that never guesses (see `match_kernels`);
+3. per-kernel and total changes, verdicts, and gates (`ncu_roofline.gates`).
+
+The work is in `compare/` over plain tables; nothing here prints: renderers in `render/compare/` turn a Comparison into a table, Markdown, JSON or a chart.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from .analysis import Analysis
+from .compare.changes import DEFAULT_TIME_THRESHOLD_PCT, VERDICTS, kernel_changes, total_changes
+from .core.errors import InputError
+from .core.vocabulary import def_quantity, is_def_column
+from .pipeline.gates import Gate, GateResult, evaluate_gates, parse_gate
+
+
+@dataclass
+class Comparison:
+    """Kernels of two runs matched, with changes, verdicts and gate results.
+
+    `kernels`: one row per matched, added or removed kernel, largest absolute time change first. Columns:
+    `kernel_name`, `match` (exact / launch_order / name_only; null for added and removed), `verdict`, `gated`
+    (at or above `min_time_s` in either run), `gates_failed` ("; "-joined gate texts), then per side
+    `grid_base`/`grid_head`, `block_*`, `nvtx_range_*` (when grouped by NVTX), `device_name_*`, `launches_*`,
+    `rank_*`, `bound_*`, and for each of METRICS `<m>_base`, `<m>_head`, `<m>_change` (head - base) and
+    `<m>_change_pct` (percent of base).
+    `totals`: one row per TOTAL_METRICS name (the index) with `base`, `head`, `change`, `change_pct`.
+    """
+
+    kernels: pd.DataFrame
+    totals: pd.DataFrame
+    warnings: list[str]
+    gates: list[GateResult]
+    base: Analysis
+    head: Analysis
+    options: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when every gate passed (trivially, when there are none); a gate that judged nothing did not."""
+        return all(result.passed and result.judged for result in self.gates)
+
+    @property
+    def unjudged(self) -> list[GateResult]:
+        """Gates that could judge no kernel (or no total): the CLI makes these an error, exit 2."""
+        return [result for result in self.gates if not result.judged]
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        return run_label(self.base), run_label(self.head)
+
+    def counts(self) -> dict[str, int]:
+        """Kernels per verdict, every verdict present (zero when none)."""
+        found = self.kernels["verdict"].value_counts()
+        return {verdict: int(found.get(verdict, 0)) for verdict in VERDICTS}
+
+    def metadata(self) -> dict[str, str]:
+        """File metadata for every artifact: both runs' metadata and the comparison options, no timestamps."""
+        import json
+
+        meta = {f"ncu_roofline.base.{k.split('.', 1)[1]}": v for k, v in self.base.metadata().items()}
+        meta.update({f"ncu_roofline.head.{k.split('.', 1)[1]}": v for k, v in self.head.metadata().items()})
+        meta["ncu_roofline.compare.options"] = json.dumps(self.options, sort_keys=True, default=str)
+        meta["ncu_roofline.compare.warnings"] = json.dumps(self.warnings)
+        meta["ncu_roofline.compare.gates"] = json.dumps([r.gate.text for r in self.gates])
+        return meta
+
+    def info(self) -> dict[str, object]:
+        """What renderers need besides the tables, as plain data: labels, both runs' metadata, options, warnings,
+        gate results, the verdict counts and the ceiling sources of both runs."""
+        sources: set[str] = set()
+        for run in (self.base, self.head):
+            if "ceiling_source" in run.kernels:
+                sources |= set(run.kernels["ceiling_source"].dropna().astype(str))
+        return {"labels": self.labels, "base_metadata": self.base.metadata(), "head_metadata": self.head.metadata(),
+                "metadata": self.metadata(), "options": self.options, "warnings": self.warnings,
+                "gates": self.gates, "passed": self.passed, "counts": self.counts(),
+                "ceiling_sources": sorted(sources)}
+
+    @property
+    def input_paths(self) -> list[Path]:
+        """Input files of both runs: outputs must never be written over them."""
+        return [*self.base.input_paths, *self.head.input_paths]
+
+    def chart_context(self, top: int = 20):
+        """The head run's chart context, with the two runs' names as inputs."""
+        from dataclasses import replace
+
+        return replace(self.head.chart_context(top), inputs=[Path(label).name or label for label in self.labels])
+
+
+def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: Iterable[Gate | str] = (),
+            strict: bool = False, time_threshold_pct: float = DEFAULT_TIME_THRESHOLD_PCT) -> Comparison:
+    """Match the kernels of `base` and `head`, compute their changes, give each a verdict and check `gates`.
+
+    Verdicts, for matched kernels: `regression` when time grew by more than `time_threshold_pct` percent (default
+    2 %: a margin for run-to-run noise, so a reviewer's eye goes to real moves), `improvement` when it fell by
+    more, `neutral` otherwise or when the kernel is under `min_time_s` in both runs (too short for its change to
+    matter; such kernels are not gated either). Kernels in one run only are `added` or `removed`. Verdicts do not depend on the gates: a gate is what
+    fails the CI job, a verdict is what a reviewer reads first; the rows also list the gates each kernel failed.
+
+    Totals are over every kernel of each run; ratios are recomputed from the sums (FLOP/s = ΣFLOP / Σtime over
+    kernels with a known FLOP count; roofline fraction = Σt_sol / Σtime over kernels with a known t_sol), never
+    means of ratios.
+    """
+    warnings = comparability_warnings(base, head)
+    if strict and warnings:
+        base_label, head_label = run_label(base), run_label(head)
+        raise InputError(None, f"{base_label} and {head_label} are not comparable: " + "; ".join(warnings))
+    parsed = [gate if isinstance(gate, Gate) else parse_gate(gate) for gate in gates]
+    kernels = kernel_changes(base.kernels, base.launches, head.kernels, head.launches, min_time_s=min_time_s,
+                             time_threshold_pct=time_threshold_pct)
+    totals = total_changes(base.kernels, head.kernels)
+    results = evaluate_gates(parsed, kernels, totals)
+    failed: dict[int, list[str]] = {}
+    for result in results:
+        if result.gate.scope != "kernel":
+            continue
+        for position in _failing_positions(kernels, result):
+            failed.setdefault(position, []).append(result.gate.text)
+    kernels["gates_failed"] = pd.array(["; ".join(failed.get(i, [])) for i in range(len(kernels))], dtype="string")
+    options = {"min_time_s": float(min_time_s), "time_threshold_pct": float(time_threshold_pct), "strict": strict,
+               "gates": [g.text for g in parsed]}
+    return Comparison(kernels=kernels, totals=totals, warnings=warnings, gates=results, base=base, head=head,
+                      options=options)
+
+
+# --------------------------------------------------------------------------------------------- comparability
+
+
+def comparability_warnings(base: Analysis, head: Analysis) -> list[str]:
+    """One line per way the two runs' numbers are not like for like; empty when they are."""
+    lines: list[str] = []
+
+    def differ(what: str, base_values: set[str], head_values: set[str]) -> None:
+        if base_values != head_values:
+            lines.append(f"{what} differs: base {_listing(base_values)}, head {_listing(head_values)}")
+
+    differ("GPU", _values(base.kernels, "device_name"), _values(head.kernels, "device_name"))
+    for option in ("clock", "gpu", "ceilings"):
+        b, h = base.options.get(option), head.options.get(option)
+        if b != h:
+            lines.append(f"--{option} option differs: base {b!r}, head {h!r}")
+    differ("ceiling source kind", _ceiling_kinds(base.kernels), _ceiling_kinds(head.kernels))
+    def_columns = sorted({c for c in (*base.launches.columns, *head.launches.columns) if is_def_column(c)})
+    for column in def_columns:
+        differ(f"metric definition of {def_quantity(column)}", _values(base.launches, column),
+               _values(head.launches, column))
+    # Cache and clock control change every time; readers that record them (a report's session settings) add
+    # these columns, and a run compared against one without them is checked as far as it says.
+    for column in ("cache_control", "clock_control"):
+        if column in base.launches or column in head.launches:
+            differ(column.replace("_", " "), _values(base.launches, column), _values(head.launches, column))
+    return lines
+
+
+def _values(frame: pd.DataFrame, column: str) -> set[str]:
+    if column not in frame:
+        return set()
+    return set(frame[column].dropna().astype(str))
+
+
+def _ceiling_kinds(kernels: pd.DataFrame) -> set[str]:
+    """'report', 'table', 'user' from sources such as 'report+table:Tesla V100-SXM2-16GB'."""
+    return {part.split(":", 1)[0] for source in _values(kernels, "ceiling_source") for part in source.split("+")}
+
+
+def _listing(values: set[str]) -> str:
+    return ", ".join(repr(v) for v in sorted(values)) if values else "none"
+
+
+def run_label(analysis: Analysis) -> str:
+    """How a run is named in messages: its one input file, or the folder that holds its inputs."""
+    paths = [f.path for f in analysis.inputs]
+    if len(paths) == 1:
+        return paths[0]
+    if not paths:
+        return "(no inputs)"
+    try:
+        return os.path.commonpath(paths) + os.sep
+    except ValueError:
+        return f"{paths[0]} and {len(paths) - 1} more"
+
+
+def _failing_positions(kernels: pd.DataFrame, result: GateResult) -> list[int]:
+    gate = result.gate
+    outcome = [bool(gated) and bool(gate.fails(c, p)) for gated, c, p in
+               zip(kernels["gated"], kernels[f"{gate.metric}_change"], kernels[f"{gate.metric}_change_pct"])]
+    return [i for i, failed in enumerate(outcome) if failed]

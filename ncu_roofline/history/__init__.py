@@ -1,0 +1,1 @@
+"""Run history: the Parquet store, its queries, per-kernel series and noise-aware bands."""

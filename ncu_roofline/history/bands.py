@@ -1,0 +1,143 @@
+"""Noise-aware gates: the newest run judged against the band of the runs before it, not against one baseline.
+
+`compare`'s gates ask whether head moved from base; over a history a kernel's time wanders from run to run, so a
+fixed baseline fails on noise. Here, for each kernel (or the run totals, with a `total:` gate) and each gate
+metric, the previous `window` runs give a band:
+
+- `minmax` (default): [min, max] of the window's values;
+- `mad`: median ± k · 1.4826 · MAD, where MAD = median(|x - median|); the 1.4826 makes k·MAD·1.4826 read as k
+  standard deviations for normal noise, so k = 3 is "three sigma", and one wild run barely moves the band.
+
+The newest value's change is its distance outside the band, signed: `newest - high` above it, `newest - low`
+below it, 0 inside; in percent, that distance over |the band edge crossed|. The gate's grammar and its literal
+reading of the threshold are those of `ncu_roofline.gates`: `time_s>+5%` fails when the newest time is more than
+5 % above the highest time of the window. A kernel absent from the newest run, or with no value in the window, is
+skipped (neither passed nor failed).
+
+"Since": for a failing kernel, the oldest run of the streak ending at the newest run in which every value is
+outside (same side, beyond the threshold) the band of the `window` runs before the streak: where the move began.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import InputError
+from ..pipeline.gates import OPERATORS, Gate, GateResult, plain_value
+
+BANDS = ("minmax", "mad")
+MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class BandOptions:
+    window: int = 10
+    band: str = "minmax"
+    k: float = 3.0
+
+    def __post_init__(self) -> None:
+        if self.band not in BANDS:
+            raise InputError(None, f"--band must be 'minmax' or 'mad', not {self.band!r}")
+        if self.window < 1:
+            raise InputError(None, f"--window must be at least 1, not {self.window}")
+        if not self.k >= 0:
+            raise InputError(None, f"--k must be zero or more, not {self.k}")
+
+
+def band_of(values: np.ndarray, options: BandOptions) -> tuple[float, float]:
+    """(low, high) of the known values; (nan, nan) when there are none."""
+    low, high = bands(np.asarray(values, dtype="float64").reshape(1, -1), options)
+    return float(low[0]), float(high[0])
+
+
+def bands(window: np.ndarray, options: BandOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of `window` (series × runs, NaN where a kernel was absent): the band's low and high edges."""
+    low = np.full(window.shape[0], np.nan)
+    high = low.copy()
+    known = ~np.isnan(window).all(axis=1) if window.shape[1] else np.zeros(window.shape[0], bool)
+    if not known.any():  # a first run, or kernels new in the newest run: nothing to judge against
+        return low, high
+    rows = window[known]
+    if options.band == "minmax":
+        low[known], high[known] = np.nanmin(rows, axis=1), np.nanmax(rows, axis=1)
+    else:
+        median = np.nanmedian(rows, axis=1)
+        spread = options.k * MAD_TO_SIGMA * np.nanmedian(np.abs(rows - median[:, None]), axis=1)
+        low[known], high[known] = median - spread, median + spread
+    return low, high
+
+
+def outside(value, low, high) -> tuple[np.ndarray, np.ndarray]:
+    """(change, change_pct) of `value` outside [low, high]: 0 inside, else the signed distance to the crossed edge
+    and that distance in percent of |edge|; NaN where anything is unknown. Works on scalars and arrays."""
+    value, low, high = (np.asarray(x, dtype="float64") for x in (value, low, high))
+    edge = np.where(value > high, high, np.where(value < low, low, np.nan))
+    change = np.where(np.isnan(edge), 0.0, value - edge)
+    change = np.where(np.isnan(value) | np.isnan(low) | np.isnan(high), np.nan, change)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where(np.isnan(edge), 0.0, 100.0 * change / np.abs(edge))
+    pct = np.where(np.isnan(change) | ~np.isfinite(pct), np.nan, pct)
+    return change, pct
+
+
+def fails(gate: Gate, change: np.ndarray, pct: np.ndarray) -> np.ndarray:
+    """Gate.fails over arrays: 1.0 failed, 0.0 passed, NaN not judged (the value is unknown)."""
+    value = np.asarray(pct if gate.relative else change, dtype="float64")
+    judged = np.isfinite(value)
+    failed = np.zeros(value.shape, bool)
+    failed[judged] = OPERATORS[gate.op](value[judged], gate.threshold)
+    return np.where(judged, failed.astype("float64"), np.nan)
+
+
+def judge(gate: Gate, wide: pd.DataFrame, identity: pd.DataFrame, run_ids: list[str],
+          options: BandOptions) -> tuple[GateResult, pd.DataFrame]:
+    """Check one gate on `wide` (one row per series, one column per run index, oldest first; the last column is
+    the newest run). `identity` (same index) gives each failure its kernel name and shape.
+
+    Returns the gate's result and one row per judged series: `low`, `high`, `newest`, `change`, `change_pct`,
+    `failed` (None: not judged), `since_run_id`, `window_runs`.
+    """
+    values = wide.to_numpy(dtype="float64")
+    newest_col = values.shape[1] - 1
+    window = values[:, max(0, newest_col - options.window):max(newest_col, 0)]
+    low, high = bands(window, options)
+    newest = values[:, newest_col] if newest_col >= 0 else np.full(len(wide), np.nan)
+    change, pct = outside(newest, low, high)
+    verdict = fails(gate, change, pct)
+    table = pd.DataFrame({"series_id": wide.index, "low": low, "high": high, "newest": newest, "change": change,
+                          "change_pct": pct,
+                          "failed": pd.array([None if np.isnan(v) else bool(v) for v in verdict], dtype="boolean"),
+                          "since_run_id": pd.array([None] * len(wide), dtype="string"),
+                          "window_runs": (~np.isnan(window)).sum(axis=1)})
+    failures = []
+    for position in np.flatnonzero(verdict == 1.0):  # the failing kernels only: a handful
+        since = run_ids[_since(gate, values[position], options)]
+        table.loc[position, "since_run_id"] = since
+        series_id = wide.index[position]
+        who = identity.loc[series_id] if series_id in identity.index else {}
+        failures.append({
+            "kernel_name": plain_value(who.get("kernel_name", "total")), "grid": plain_value(who.get("grid")),
+            "block": plain_value(who.get("block")), "nvtx_range": plain_value(who.get("nvtx_range")),
+            "newest": plain_value(newest[position]), "band_low": plain_value(low[position]), "band_high": plain_value(high[position]),
+            "window_runs": int(table["window_runs"].iloc[position]), "change": plain_value(change[position]),
+            "change_pct": plain_value(pct[position]), "newest_run_id": run_ids[newest_col], "since_run_id": since,
+        })
+    judged = ~np.isnan(verdict)
+    return GateResult(gate, checked=int(judged.sum()), skipped=int((~judged).sum()), failures=failures), table
+
+
+def _since(gate: Gate, values: np.ndarray, options: BandOptions) -> int | None:
+    """The run index where the streak of out-of-band values ending at the newest run began (see the module)."""
+    newest = len(values) - 1
+    start = newest
+    for candidate in range(newest - 1, -1, -1):
+        reference = values[max(0, candidate - options.window):candidate]
+        low, high = band_of(reference, options)
+        streak = values[candidate:newest + 1]
+        if not (fails(gate, *outside(streak, low, high)) == 1.0).all():
+            break
+        start = candidate
+    return start

@@ -1,0 +1,1 @@
+"""The roofline pipeline over one table: validate, derive, roofs, speed of light, group, rank, notes."""

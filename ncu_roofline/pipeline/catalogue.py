@@ -1,0 +1,282 @@
+"""The metric catalogue (`metrics/catalogue.toml`) loaded and made executable.
+
+Formulas live in the data file with their sources; this module only parses them into small expression trees and
+evaluates them over a LaunchTable, column-wise. Expressions are a tiny safe language (parsed with `ast`, never
+`eval`): numbers, ncu metric names (dots included), + - * /, `sum_of("glob")`, comparisons, and/or, isnull().
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..core.data import METRICS_DIR
+
+# Identity columns an expression may read (everything else is an ncu metric name).
+_IDENTITY_NAMES = {"compute_capability"}
+
+
+
+class Expr:
+    """A parsed expression: knows the metric names it reads and evaluates to a float64 array (NaN = missing)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        try:
+            self._tree = ast.parse(text, mode="eval").body
+        except SyntaxError as exc:  # a catalogue bug, not user input
+            raise ValueError(f"bad catalogue expression {text!r}: {exc}") from exc
+        self.names: list[str] = []
+        self.globs: list[str] = []
+        self._collect(self._tree)
+
+    def _collect(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Call):
+            func = node.func.id if isinstance(node.func, ast.Name) else ""
+            if func == "sum_of":
+                self.globs.append(_string_arg(node))
+                return
+            if func not in {"isnull"}:
+                raise ValueError(f"unknown function {func!r} in {self.text!r}")
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            if name not in _IDENTITY_NAMES and name not in self.names:
+                self.names.append(name)
+            return
+        for child in ast.iter_child_nodes(node):
+            self._collect(child)
+
+    @property
+    def inputs(self) -> list[str]:
+        """What a user must collect for this expression: metric names and globs, in reading order."""
+        return self.names + self.globs
+
+    def evaluate(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
+        columns = as_columns(frame)
+        return np.asarray(_eval(self._tree, columns, columns.n), dtype="float64")
+
+    def missing_mask(self, frame: "pd.DataFrame | Columns", rows: np.ndarray | None = None) -> np.ndarray:
+        """True where input i is absent or null (2-D: rows x inputs), for all rows or the given row indices."""
+        columns = as_columns(frame)
+        pick = (lambda a: a) if rows is None else (lambda a: a[rows])
+        cols = [pick(columns.isnan(name)) for name in self.names]
+        cols += [pick(np.isnan(columns.sum_of(pattern))) for pattern in self.globs]
+        count = columns.n if rows is None else len(rows)
+        return np.column_stack(cols) if cols else np.zeros((count, 0), dtype=bool)
+
+
+class Columns:
+    """Float64 arrays of a frame's columns, converted once: every definition reads the same few metrics."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+        self.n = len(frame)
+        self._names = [c for c in frame.columns if isinstance(c, str)]
+        self._present = set(self._names)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def column(self, name: str) -> np.ndarray:
+        if name not in self._cache:
+            if name in self._present:
+                series = self._frame[name]
+                if series.dtype != "float64":
+                    series = pd.to_numeric(series, errors="coerce")
+                self._cache[name] = series.to_numpy(dtype="float64", na_value=np.nan)
+            else:
+                self._cache[name] = np.full(self.n, np.nan)
+        return self._cache[name]
+
+    def isnan(self, name: str) -> np.ndarray:
+        key = f"\x00isnan:{name}"
+        if key not in self._cache:
+            self._cache[key] = np.isnan(self.column(name))
+        return self._cache[key]
+
+    def sum_of(self, pattern: str) -> np.ndarray:
+        """Row-wise sum of the present columns matching the glob; NaN where none has a value."""
+        key = f"\x00sum_of:{pattern}"
+        if key not in self._cache:
+            names = [c for c in self._names if fnmatch.fnmatchcase(c, pattern)]
+            if not names:
+                self._cache[key] = np.full(self.n, np.nan)
+            else:
+                values = np.column_stack([self.column(c) for c in names])
+                present = ~np.isnan(values)
+                self._cache[key] = np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
+        return self._cache[key]
+
+
+def as_columns(frame: "pd.DataFrame | Columns") -> Columns:
+    return frame if isinstance(frame, Columns) else Columns(frame)
+
+
+def _string_arg(node: ast.Call) -> str:
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
+        raise ValueError("sum_of takes one string")
+    return node.args[0].value
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    raise ValueError(f"not a name: {ast.dump(node)}")
+
+
+_BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide}
+_CMPOPS = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
+           ast.Gt: np.greater, ast.GtE: np.greater_equal}
+
+
+def _eval(node: ast.AST, frame: Columns, n: int):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return float(node.value)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return frame.column(_dotted(node))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            result = _BINOPS[type(node.op)](_eval(node.left, frame, n), _eval(node.right, frame, n))
+        return np.where(np.isinf(result), np.nan, result)  # a division by zero or an overflow is no value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand, frame, n)
+    if isinstance(node, ast.Call):
+        if node.func.id == "sum_of":  # type: ignore[attr-defined]
+            return frame.sum_of(_string_arg(node))
+        value = _eval(node.args[0], frame, n)
+        return np.broadcast_to(np.isnan(value), (n,))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
+        left, right = _eval(node.left, frame, n), _eval(node.comparators[0], frame, n)
+        return np.broadcast_to(_CMPOPS[type(node.ops[0])](left, right), (n,))
+    if isinstance(node, ast.BoolOp):
+        parts = [np.asarray(_eval(v, frame, n), dtype=bool) for v in node.values]
+        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        result = parts[0]
+        for part in parts[1:]:
+            result = combine(result, part)
+        return result
+    raise ValueError(f"unsupported expression element: {ast.dump(node)}")
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One way to compute a quantity from ncu metrics."""
+
+    quantity: str
+    id: str
+    expr: Expr
+    source: str
+    when: Expr | None = None
+    flag: str | None = None
+    for_defs: tuple[str, ...] = ()
+    clocks: tuple[str, ...] = ()  # globs of clock metrics ([timing] clocks): rates that are not rate forms
+
+    @property
+    def is_rate_form(self) -> bool:
+        """Reads rates other than clocks: the form for section-only reports, not what `--metrics` should ask."""
+        return any((".per_second" in n and not any(fnmatch.fnmatchcase(n, g) for g in self.clocks))
+                   or ".per_cycle" in n for n in self.expr.inputs)
+
+    def applies(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
+        """Rows where the definition's condition holds (its inputs may still be missing)."""
+        if self.when is None:
+            return np.ones(as_columns(frame).n, dtype=bool)
+        return np.asarray(self.when.evaluate(frame), dtype=bool)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    quantities: dict[str, list[Definition]]
+    sources: dict[str, str] = field(default_factory=dict)
+    timing: tuple[str, ...] = ()  # globs of metrics that measure time or clocks ([timing] metrics)
+
+    def definitions(self, quantity: str) -> list[Definition]:
+        return self.quantities.get(quantity, [])
+
+    def metric_names(self) -> set[str]:
+        """Every exact metric name any definition reads (conditions included)."""
+        names: set[str] = set()
+        for definition in self.all_definitions():
+            names.update(definition.expr.names)
+            if definition.when is not None:
+                names.update(definition.when.names)
+        return names
+
+    def is_timing(self, name: str) -> bool:
+        """Whether metric `name` measures time or a clock ([timing] metrics): a value that must be positive."""
+        return any(fnmatch.fnmatchcase(name, glob) for glob in self.timing)
+
+    def counts_work(self, name: str, quantities: tuple[str, ...]) -> bool:
+        """Whether metric `name` is a work or traffic counter of one of `quantities`: read by one of their
+        definitions and not an input of a time or clock quantity (a duration alone gives no roofline)."""
+        if any(fnmatch.fnmatchcase(name, glob) for glob in self.timing):
+            return False
+        return any(name in d.expr.names or any(fnmatch.fnmatchcase(name, g) for g in d.expr.globs)
+                   for q in quantities for d in self.definitions(q))
+
+    def metric_globs(self) -> set[str]:
+        return {g for d in self.all_definitions() for g in d.expr.globs}
+
+    def all_definitions(self) -> list[Definition]:
+        return [d for defs in self.quantities.values() for d in defs]
+
+    def wants(self, name: str) -> bool:
+        """Whether a reader should keep metric `name` (memory stays proportional to what is used)."""
+        return name in self._names or any(fnmatch.fnmatchcase(name, g) for g in self._globs)
+
+    @property
+    def _names(self) -> set[str]:
+        return _cached_names(self)
+
+    @property
+    def _globs(self) -> set[str]:
+        return _cached_globs(self)
+
+    def source_text(self, key: str) -> str:
+        return self.sources.get(key, key)
+
+
+@cache
+def _cached_names(catalogue: Catalogue) -> frozenset[str]:
+    return frozenset(catalogue.metric_names())
+
+
+@cache
+def _cached_globs(catalogue: Catalogue) -> frozenset[str]:
+    return frozenset(catalogue.metric_globs())
+
+
+def load_catalogue(path: Path | None = None) -> Catalogue:
+    """Read the catalogue once; the default file is `metrics/catalogue.toml`."""
+    return _load(path or METRICS_DIR / "catalogue.toml")
+
+
+@cache
+def _load(path: Path) -> Catalogue:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    sources = data.pop("sources", {})
+    timing_table = data.pop("timing", {})
+    timing = tuple(timing_table.get("metrics", ()))
+    clocks = tuple(timing_table.get("clocks", ()))
+    quantities: dict[str, list[Definition]] = {}
+    for quantity, entries in data.items():
+        defs = []
+        for entry in entries:
+            defs.append(Definition(
+                quantity=quantity, id=entry["id"], expr=Expr(entry["expr"]), source=entry["source"],
+                when=Expr(entry["when"]) if "when" in entry else None, flag=entry.get("flag"),
+                for_defs=tuple(entry.get("for_defs", ())), clocks=clocks,
+            ))
+        quantities[quantity] = defs
+    return Catalogue(quantities=quantities, sources=sources, timing=timing)
+
+
+# Catalogue is frozen but holds dicts; hash by identity so functools.cache can key on it.
+Catalogue.__hash__ = object.__hash__  # type: ignore[method-assign]

@@ -1,0 +1,235 @@
+"""Roofs per launch: the report's own peaks, the user's file, the built-in table, in that order of trust.
+
+- report: `*.peak_sustained` x the clock measured during the launch (what Nsight Compute draws), from the
+  catalogue. A roof is taken from the report only when it matches how the work/traffic was measured.
+- user (`--ceilings FILE.toml`): overrides any roof it names, report roofs included.
+- table (`metrics/gpus.toml`): fills what is still unknown, matched on the device name or `--gpu NAME`.
+A roof that stays unknown is null and named in the status; it is never guessed. `--clock max` rescales the
+report's SM-clocked roofs from the measured clock to the device's maximum clock.
+
+One clock basis per launch: where table roofs sit beside report roofs in one launch, the table's SM-clocked roofs
+(given at the table's boost clock) are rescaled to the clock the report roofs use (the measured SM clock, or the
+maximum clock under `--clock max`), so that one speed of light never mixes roofs at two clocks. The launch's
+`ceiling_source` then reads `report+table:NAME@measured_clock` (or `@max_clock`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import InputError
+from ..core.status import StatusNotes
+from ..core.vocabulary import (
+    ROOF_COLUMNS,
+    TENSOR_PEAK_COLUMNS,
+    TENSOR_TERMS,
+    TERM_BY_KEY,
+    TERMS,
+    def_column,
+    display,
+    tensor_peak_column,
+)
+from .catalogue import Catalogue, Columns, as_columns
+from .derive import pick_definition
+
+INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
+# The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.
+_OFF_CHIP = next(t for t in TERMS if t.kind == "memory" and not t.sm_clocked)
+_TERM_OF_ROOF = {t.peak: t for t in (*TERMS, *TENSOR_TERMS)}
+_TENSOR_PIPE = TERM_BY_KEY["tensor"]
+# Roofs that run on the SM clock: scaled by --clock max, and rescaled from a table's boost clock.
+_SM_CLOCKED = tuple(column for column, term in _TERM_OF_ROOF.items() if term.sm_clocked)
+
+
+@dataclass(frozen=True)
+class CeilingOptions:
+    gpu: str | None = None  # force this table row
+    user_peaks: dict[str, float] | None = None
+    user_source: str | None = None
+    clock: str = "measured"  # or "max"
+    # Device name -> its table row, or why there is none: resolved once per analysis (see `resolve_devices`).
+    devices: dict[object, object] | None = None
+    use_table: bool = True  # False: report and user roofs only (a ceilings template prefilled from a report)
+
+
+def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
+                    notes: StatusNotes) -> pd.DataFrame:
+    """Seven peak columns and one per tensor input type, `ceiling_source`, and status notes for unknown roofs."""
+    n = len(raw)
+    columns = as_columns(raw)
+    out: dict[str, np.ndarray] = {}
+    source_parts: list[np.ndarray] = []
+    scale = _clock_scale(columns, catalogue, options.clock, notes)
+    table_peaks, table_label, table_clock = _table_peaks(raw, options, notes)
+    user_peaks = _user_roofs(options.user_peaks)
+    reports: dict[str, np.ndarray] = {}
+    for column in ROOF_COLUMNS:
+        term = _TERM_OF_ROOF[column]
+        used = derived[def_column(term.amount)]
+        allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
+                   for d in catalogue.definitions(column) if d.for_defs}
+        report = pick_definition(columns, catalogue.definitions(column), allowed).values
+        reports[column] = report * scale if term.sm_clocked else report
+    table_peaks, table_label = _on_report_clock(columns, catalogue, options.clock, user_peaks, reports, table_peaks,
+                                                table_label, table_clock, notes)
+    for column in ROOF_COLUMNS:
+        quantity = _TERM_OF_ROOF[column].amount
+        report = reports[column]
+        values = report.copy()
+        origin = np.where(np.isnan(report), "", "report").astype(object)
+        if column in user_peaks:
+            values[:] = user_peaks[column]
+            origin[:] = options.user_source or "user"
+        from_table = np.isnan(values) & ~np.isnan(table_peaks[column])
+        values[from_table] = table_peaks[column][from_table]
+        origin[from_table] = table_label[from_table]
+        out[column] = values
+        if column in TENSOR_PEAK_COLUMNS:  # a type's roof is cited only where the launch did work of that type
+            origin = np.where(derived[quantity].to_numpy(dtype="float64") > 0, origin, "").astype(object)
+        source_parts.append(origin)
+    integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
+    if integrated.any():
+        # Orin, Thor and GB10 share memory with the CPU: Nsight Compute draws no DRAM roof there, nor do we.
+        out[_OFF_CHIP.peak] = np.where(integrated, np.nan, out[_OFF_CHIP.peak])
+        notes.add(integrated, f"no {display(_OFF_CHIP.key)} roof: integrated memory (CC 8.7, 11.0, 12.1)")
+    frame = pd.DataFrame(out, index=raw.index)
+    frame["ceiling_source"] = _join_sources(source_parts, n)
+    return frame
+
+
+def _user_roofs(user_peaks: dict[str, float] | None) -> dict[str, float]:
+    """The user's roofs; their `tensor` roof is by definition dense FP16 input, so it is the FP16 type's too."""
+    roofs = dict(user_peaks or {})
+    tensor_fp16 = tensor_peak_column("fp16")
+    if _TENSOR_PIPE.peak in roofs and tensor_fp16 not in roofs:
+        roofs[tensor_fp16] = roofs[_TENSOR_PIPE.peak]
+    return roofs
+
+
+def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
+    n = raw.n
+    if clock == "measured":
+        return np.ones(n)
+    measured = pick_definition(raw, catalogue.definitions("sm_clock_hz")).values
+    maximum = pick_definition(raw, catalogue.definitions("max_sm_clock_hz")).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = maximum / measured
+    unknown = ~np.isfinite(scale)
+    needs = [" or ".join(i for d in catalogue.definitions(q) for i in d.expr.inputs)
+             for q in ("max_sm_clock_hz", "sm_clock_hz")]
+    notes.add(unknown, f"clock max unknown (needs {' and '.join(needs)}); report roofs at the measured clock")
+    return np.where(unknown, 1.0, scale)
+
+
+def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
+    """Each device name's table row (a `GpuSpec`), or the status note saying why it has none.
+
+    Done once per analysis: launches and kernel groups share their devices. With `--gpu`, the one row it names
+    (an unknown --gpu is the user's error: InputError) stands for every device.
+    """
+    from ..roofs.gpu_table import UnknownGpuError, is_mig, match_gpu  # the table is data; loaded on first use
+
+    if gpu:
+        return {None: match_gpu(gpu)}
+    out: dict[object, object] = {}
+    for name in pd.unique(pd.Series(names, dtype="object").dropna()):
+        if is_mig(name):
+            out[name] = (f"no table roofs: '{name}' is a MIG slice; profiling roofs do not apply to a slice, "
+                         "pass --ceilings FILE.toml")
+            continue
+        try:
+            out[name] = match_gpu(name)
+        except (UnknownGpuError, InputError) as exc:
+            out[name] = f"no table roofs: {exc.message}"
+    return out
+
+
+def _on_report_clock(columns: Columns, catalogue: Catalogue, clock: str, user_peaks: dict[str, float],
+                     reports: dict[str, np.ndarray], table_peaks: dict[str, np.ndarray], labels: np.ndarray,
+                     table_clock: np.ndarray, notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Table roofs used beside report roofs, rescaled from the table's boost clock to the report roofs' clock."""
+    n = columns.n
+    has_report = np.zeros(n, dtype=bool)
+    for values in reports.values():
+        has_report |= ~np.isnan(values)
+    fills = np.zeros(n, dtype=bool)  # a table roof will stand beside a report roof (a user file overrides both)
+    for column in _SM_CLOCKED:
+        if column not in user_peaks:
+            fills |= np.isnan(reports[column]) & ~np.isnan(table_peaks[column])
+    mixed = has_report & fills
+    if not mixed.any():
+        return table_peaks, labels
+    target = pick_definition(columns, catalogue.definitions("max_sm_clock_hz" if clock == "max"
+                                                            else "sm_clock_hz")).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = target / table_clock
+    known = mixed & np.isfinite(factor) & (factor > 0)
+    peaks = dict(table_peaks)
+    for column in _SM_CLOCKED:
+        peaks[column] = np.where(known, table_peaks[column] * factor, table_peaks[column])
+    labels = labels.copy()
+    labels[known] = labels[known] + ("@max_clock" if clock == "max" else "@measured_clock")
+    clock_name = "maximum" if clock == "max" else "measured"
+    notes.add(mixed & ~known, f"table roofs at the table's clock beside report roofs: the {clock_name} SM clock or "
+                              "the table's boost clock is unknown")
+    return peaks, labels
+
+
+def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
+                 notes: StatusNotes) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Per launch, the built-in table's roofs for its device (or for --gpu), a label and the table's boost clock
+    (Hz; NaN where unknown)."""
+    from ..roofs.gpu_table import tensor_type_peaks  # the table is data; loaded on first use
+
+    n = len(raw)
+    peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
+    labels = np.full(n, "", dtype=object)
+    clocks = np.full(n, np.nan)
+    if not options.use_table:
+        return peaks, labels, clocks
+    devices = options.devices
+    if devices is None:
+        devices = resolve_devices(raw["device_name"], options.gpu)
+    if options.gpu:
+        spec = devices[None]
+        roofs = {**spec.peaks, **tensor_type_peaks(spec)}
+        for column in ROOF_COLUMNS:
+            peaks[column][:] = roofs.get(column, np.nan)
+        labels[:] = f"table:{spec.name}"
+        clocks[:] = spec.boost_clock_hz if spec.boost_clock_hz else np.nan
+        return peaks, labels, clocks
+    names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
+    codes, uniques = pd.factorize(names, use_na_sentinel=True)
+    for code, name in enumerate(uniques):
+        rows = codes == code
+        found = devices.get(name)
+        if found is None:
+            found = resolve_devices([name])[name]
+        if isinstance(found, str):
+            notes.add(rows, found)
+            continue
+        roofs = {**found.peaks, **tensor_type_peaks(found)}
+        for column in ROOF_COLUMNS:
+            peaks[column][rows] = roofs.get(column, np.nan)
+        labels[rows] = f"table:{found.name}"
+        clocks[rows] = found.boost_clock_hz if found.boost_clock_hz else np.nan
+    return peaks, labels, clocks
+
+
+def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
+    """'report', 'table:NVIDIA H100 PCIe', or 'report+table:...' where roofs came from several places."""
+    combined = np.zeros(n, dtype=np.int64)
+    for part in parts:
+        codes, uniques = pd.factorize(part)
+        combined = combined * (len(uniques) + 1) + codes
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    texts = []
+    for row in first:
+        seen = sorted((s for s in dict.fromkeys(part[row] for part in parts) if s), key=lambda s: s != "report")
+        texts.append("+".join(seen) if seen else "none")
+    text_codes, categories = pd.factorize(np.asarray(texts, dtype=object))
+    codes = text_codes[inverse.reshape(-1)] if n else np.zeros(0, dtype=np.int64)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=range(n))

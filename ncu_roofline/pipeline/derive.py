@@ -1,0 +1,207 @@
+"""From raw ncu metrics to roofline quantities: time, FLOPs per precision, bytes per level, intensities.
+
+Every formula comes from the catalogue; this module only chooses, per launch, the first definition whose inputs
+are present, records which one (`def_*`), and names what is missing when none applies. A missing counter gives a
+null, never a zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.status import StatusNotes
+from ..core.vocabulary import (
+    DERIVED_QUANTITIES,
+    LEVELS,
+    TENSOR_FLOP_COLUMNS,
+    TRAFFIC_COLUMNS,
+    WORK_COLUMNS,
+    ai_column,
+    bytes_column,
+    def_column,
+)
+from .catalogue import Catalogue, Columns, Definition, as_columns
+
+# The quantities a roofline places a launch by; one that a whole capture lacks is a run note (see `Gap`).
+COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+
+
+
+@dataclass
+class Pick:
+    """The outcome of choosing a definition per row for one quantity."""
+
+    values: np.ndarray  # float64, NaN where no definition applied
+    def_codes: np.ndarray  # index into the definitions, -1 where none applied
+    missing_codes: np.ndarray  # index into missing_texts where values is NaN
+    missing_texts: list[str]  # "needs a, b"
+    flags: list[tuple[np.ndarray, str]]
+
+    def def_ids(self, defs: list[Definition]) -> pd.Categorical:
+        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs])
+
+
+def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
+                    allowed: dict[str, np.ndarray] | None = None) -> Pick:
+    """Per row, the value of the first applicable definition whose inputs are all present.
+
+    `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
+    traffic was measured).
+    """
+    columns = as_columns(frame)
+    n = columns.n
+    values = np.full(n, np.nan)
+    def_codes = np.full(n, -1, dtype=np.int64)
+    best_missing = np.full(n, np.iinfo(np.int64).max)
+    best_key = np.full(n, -1, dtype=np.int64)
+    flags: list[tuple[np.ndarray, str]] = []
+    for index, definition in enumerate(defs):
+        usable = definition.applies(columns)
+        if allowed is not None and definition.id in allowed:
+            usable = usable & allowed[definition.id]
+        if not usable.any():
+            continue
+        result = definition.expr.evaluate(columns)
+        take = usable & np.isnan(values) & ~np.isnan(result)
+        values[take] = result[take]
+        def_codes[take] = index
+        if definition.flag:
+            flags.append((take, definition.flag))
+        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
+        rows = np.flatnonzero(usable & np.isnan(values))
+        if rows.size == 0:
+            continue
+        missing = definition.expr.missing_mask(columns, rows)
+        # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
+        # no other definition applies to the architecture (Volta's tensor-pipe count, say).
+        count = missing.sum(axis=1) * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
+        bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
+        closer = count < best_missing[rows]
+        best_missing[rows[closer]] = count[closer]
+        best_key[rows[closer]] = index * (1 << 32) + bits[closer]
+    missing_codes, missing_texts = _missing_text(defs, best_key, np.isnan(values))
+    return Pick(values, def_codes, missing_codes, missing_texts, flags)
+
+
+def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    codes = np.zeros(len(keys), dtype=np.int64)
+    if not unresolved.any():
+        return codes, [""]
+    inverse, uniques = pd.factorize(keys[unresolved], sort=True)
+    texts = []
+    for key in uniques:
+        if key < 0:
+            texts.append("no definition applies to this GPU")
+            continue
+        definition = defs[int(key >> 32)]
+        bits = int(key & 0xFFFFFFFF)
+        names = [name for i, name in enumerate(definition.expr.inputs) if bits >> i & 1]
+        texts.append(f"needs {', '.join(names)}" if names
+                     else f"{definition.id} gave no finite value (division by zero?)")
+    codes[unresolved] = inverse
+    return codes, texts
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A quantity that no launch of a capture (source file) could derive: the capture lacks its counters, which is
+    a note for the run, not a problem of each launch."""
+
+    source: str
+    quantity: str
+    needs: tuple[str, ...]  # the inputs of the closest definition: what to collect
+    launches: int
+
+
+def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNotes,
+                      gaps: list[Gap] | None = None) -> pd.DataFrame:
+    """Time, FLOPs and bytes per row, with `def_*` columns and status notes for what could not be derived.
+
+    A FLOP or byte quantity that no row of a source file has is not noted per row: it goes to `gaps` (when
+    given), for one run-level note. A quantity only some rows lack is noted on those rows."""
+    columns = as_columns(frame)
+    sources, source_names = _source_codes(frame)
+    out: dict[str, object] = {}
+    local_missing = np.zeros(len(frame), dtype=bool)  # a precision missing where the capture has it elsewhere
+    for quantity in DERIVED_QUANTITIES:
+        defs = catalogue.definitions(quantity)
+        picked = pick_definition(columns, defs)
+        out[quantity] = picked.values
+        out[def_column(quantity)] = picked.def_ids(defs)
+        missing = np.isnan(picked.values)
+        wide = _everywhere(missing, sources) if quantity in COUNTED and gaps is not None \
+            else np.zeros(len(frame), dtype=bool)
+        notes.add_coded(missing & ~wide, picked.missing_codes,
+                        [f"missing {quantity} ({text})" for text in picked.missing_texts])
+        if quantity in WORK_COLUMNS:
+            local_missing |= missing & ~wide
+        for code in np.unique(sources[wide]):
+            rows = wide & (sources == code)
+            common = np.bincount(picked.missing_codes[rows]).argmax()
+            text = picked.missing_texts[common]
+            needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
+            gaps.append(Gap(str(source_names[code]), quantity, needs, int(rows.sum())))  # type: ignore[union-attr]
+        for mask, flag in picked.flags:
+            notes.add(mask, flag)
+    derived = pd.DataFrame(out, index=frame.index)
+    work = derived[list(WORK_COLUMNS)].to_numpy()
+    known = ~np.isnan(work)
+    known_sum = np.nansum(work, axis=1)
+    partial = ~known.all(axis=1)
+    # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
+    # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0. Precisions the
+    # whole capture lacks are said once for the run, not on every launch.
+    derived["flop_total"] = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for level in LEVELS:
+            ai = derived["flop_total"].to_numpy() / derived[bytes_column(level)].to_numpy()
+            derived[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
+        rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
+        derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
+    _flag_byte_order(derived, notes)
+    return pd.concat([derived, derive_tensor_types(columns, catalogue, frame.index)], axis=1)
+
+
+def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index) -> pd.DataFrame:
+    """Tensor FLOPs per input type (`flop_tensor_<type>` and its `def_*`), where the capture splits them.
+
+    Silent where it does not: most captures count the tensor pipe as a whole (`flop_tensor`), which stays the
+    work of record there. These columns are part of `flop_tensor`, never added to `flop_total` again.
+    """
+    out: dict[str, object] = {}
+    for quantity in TENSOR_FLOP_COLUMNS:
+        defs = catalogue.definitions(quantity)
+        picked = pick_definition(columns, defs)
+        out[quantity] = picked.values
+        out[def_column(quantity)] = picked.def_ids(defs)
+    return pd.DataFrame(out, index=index)
+
+
+def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    if "source_file" not in frame:
+        return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
+    codes, names = pd.factorize(frame["source_file"].astype("object").fillna(""), sort=True)
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per row: whether `mask` holds on every row of the row's group."""
+    if not len(mask):
+        return mask
+    size = int(groups.max()) + 1
+    hits = np.bincount(groups, weights=mask.astype("float64"), minlength=size)
+    return (hits == np.bincount(groups, minlength=size))[groups]
+
+
+def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:
+    """More traffic nearer the cores is the norm: bytes at a level >= bytes one level out (L1 >= L2 >= DRAM).
+    Compared on bytes, so the check runs whether or not FLOPs were counted. Flag violations, never fix them
+    (docs/status.md says what they usually mean)."""
+    with np.errstate(invalid="ignore"):
+        for near, far in zip(LEVELS[::-1], LEVELS[::-1][1:]):
+            notes.add(derived[bytes_column(near)].to_numpy() < derived[bytes_column(far)].to_numpy() * (1 - 1e-9),
+                      f"bytes_order {near}<{far}")

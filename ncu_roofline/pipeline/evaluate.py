@@ -1,0 +1,92 @@
+"""The roofline pipeline on raw metric tables: derive -> ceilings -> speed of light, and the refusal check.
+
+Pure functions over DataFrames: the façade (analysis.py) reads, calls these for launches and for kernel groups,
+then ranks. Nothing here knows file formats or outputs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import InputError
+from ..core.launch_table import IDENTITY_COLUMNS
+from ..core.status import StatusNotes
+from ..core.vocabulary import PEAK_COLUMNS, TRAFFIC_COLUMNS, WORK_COLUMNS
+from .catalogue import Catalogue
+from .ceilings import CeilingOptions, attach_ceilings
+from .derive import Gap, derive_quantities
+from .rank import speed_of_light
+
+COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
+                "`ncu-roofline metrics` for the --metrics list")
+COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+
+
+def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
+             gaps: list[Gap] | None = None) -> pd.DataFrame:
+    """Derived quantities, roofs and speed of light for launch rows of raw metrics (kernel groups are sums of
+    these rows: group.py).
+
+    With `gaps`, what a whole source file lacks is collected there (for one run-level note) instead of being
+    noted on each of its launches."""
+    notes = StatusNotes(len(frame))
+    if "reader_notes" in frame:
+        notes.add_column(frame["reader_notes"])
+    first_gap = len(gaps) if gaps is not None else 0
+    derived = derive_quantities(frame, catalogue, notes, gaps)
+    nothing = derived[list(COUNTED)].isna().all(axis=1).to_numpy().copy()
+    if gaps is not None:  # a source without any counter: said once for the run
+        found: dict[str, int] = {}
+        for gap in gaps[first_gap:]:
+            found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED)
+        bare = [source for source, count in found.items() if count == len(COUNTED)]
+        nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
+    notes.add(nothing, COLLECT_HINT)
+    peaks = attach_ceilings(frame, derived, catalogue, options, notes)
+    values = pd.concat([derived, peaks], axis=1)
+    sol = speed_of_light(values, notes)
+    result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
+                        values, sol], axis=1)
+    result["status"] = notes.render().to_numpy()
+    return result
+
+
+def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, reports: set[str]) -> None:
+    """A CSV export that holds no work or traffic counter at all cannot give a roofline: say what to collect.
+
+    One counter is enough to be analysed (a part of a metric-split capture, say): its launches then name what else
+    is missing. Binary reports (`reports`: their source names, as the readers said) always load, since they hold
+    everything else ncu showed.
+    """
+    for source, rows in raw.groupby("source_file", sort=True):
+        present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
+                         and rows[c].notna().any())
+        if source in reports or any(catalogue.counts_work(name, COUNTED) for name in present):
+            continue
+        from .collect import metrics_flag
+
+        held = f"it holds only {', '.join(present)}" if present else "it holds none of the metrics used"
+        ccs = rows["compute_capability"].dropna().unique()
+        cc = float(ccs[0]) if len(ccs) == 1 else None
+        raise InputError(source, f"no roofline metrics: the FLOP and byte counters are missing ({held}); "
+                                 f"collect them with: ncu {metrics_flag(catalogue, cc)} --csv --page raw ...")
+
+
+def report_peaks(path: Path) -> tuple[dict[str, float], str]:
+    """The roofs an input holds itself (no table, no user file): median over its launches, in base units
+    (`ceilings template --from`)."""
+    from ..readers import expand_paths, read_inputs
+    from .catalogue import load_catalogue
+
+    catalogue = load_catalogue()
+    raw = read_inputs(expand_paths([path]), catalogue.wants, None)
+    launches = evaluate(raw, catalogue, CeilingOptions(use_table=False))
+    peaks = {}
+    for column in PEAK_COLUMNS:
+        values = launches[column].to_numpy(dtype="float64")
+        if np.isfinite(values).any():
+            peaks[column] = float(np.nanmedian(values))
+    return peaks, f"{Path(path).name} ({len(launches)} launches)"

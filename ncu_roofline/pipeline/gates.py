@@ -1,0 +1,153 @@
+"""CI gates: `--fail-on` expressions, parsed once and checked against a comparison's changes.
+
+A gate says which change is bad, in the units a reviewer thinks in; it is data, so the Markdown, the JSON and the
+exit code all report the same thing. Grammar (spaces allowed around the operator):
+
+    gate      := [scope ":"] metric op number ["%"]
+    scope     := "kernel" (the default: every matched kernel at or above --min-time) | "total" (the run's totals)
+    metric    := time_s | flop_per_s | roofline_fraction | headroom_s | t_sol_s | flop_total | ai_dram
+    op        := ">" | ">=" | "<" | "<="
+    number    := a signed decimal, e.g. +5, -0.05, 2.5e-1
+
+The gate fails when `change op number` holds, where change is head - base in the metric's unit, or, with "%",
+the relative change in percent (100 · (head - base) / base). The sign is part of the number and is taken
+literally: `time_s>+5%` fails when time grew by more than 5 %; `roofline_fraction<-0.05` fails when the fraction
+fell by more than 0.05; `total:time_s>-10%` fails unless the run got at least 10 % faster.
+
+A change that cannot be computed (a metric unknown in either run, or a relative change from zero) is skipped,
+never counted as a pass or a failure; kernels found in only one run have no change, so only the total gates see
+them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Literal
+
+import pandas as pd
+
+from ..core.errors import InputError
+from ..core.vocabulary import AI_OFF_CHIP
+
+GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", AI_OFF_CHIP)
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
+}
+_GATE = re.compile(
+    r"^\s*(?:(?P<scope>[A-Za-z]+)\s*:)?\s*(?P<metric>[A-Za-z_0-9]+)\s*(?P<op>>=|<=|>|<)\s*"
+    r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<pct>%)?\s*$"
+)
+EXAMPLE = "'time_s>+5%', 'roofline_fraction<-0.05', 'total:time_s>+2%'"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One parsed `--fail-on` expression."""
+
+    text: str
+    scope: Literal["kernel", "total"]
+    metric: str
+    op: str
+    threshold: float  # percent when `relative`, else the metric's own unit
+    relative: bool
+
+    def fails(self, change: float, change_pct: float) -> bool | None:
+        """True when the change is beyond the threshold, False when not, None when it cannot be judged."""
+        value = change_pct if self.relative else change
+        if value is None or pd.isna(value) or not math.isfinite(float(value)):
+            return None
+        return bool(OPERATORS[self.op](float(value), self.threshold))
+
+    @property
+    def column(self) -> str:
+        """The comparison column the gate reads: `<metric>_change_pct` or `<metric>_change`."""
+        return f"{self.metric}_change_pct" if self.relative else f"{self.metric}_change"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """A gate checked against one comparison: which kernels (or the totals) it failed on."""
+
+    gate: Gate
+    checked: int  # kernels (or 1 for totals) whose change could be judged
+    skipped: int  # kernels in scope whose change could not be judged
+    failures: list[dict[str, object]] = field(default_factory=list)  # one per failing kernel, or the totals
+
+    @property
+    def judged(self) -> bool:
+        """Whether the gate looked at anything: in `compare`, one that judged no kernel (a broken report, no match,
+        every value unknown) has proven nothing and is an error, never a pass (history gates over a single run
+        judge nothing by design and keep `passed`)."""
+        return self.checked > 0
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse one expression; a malformed one is an InputError that shows the grammar by example."""
+    match = _GATE.match(text or "")
+    if not match:
+        raise InputError(None, f"--fail-on {text!r}: expected [total:]METRIC(>|<)NUMBER[%], e.g. {EXAMPLE}")
+    scope = (match["scope"] or "kernel").lower()
+    if scope not in {"kernel", "total"}:
+        raise InputError(None, f"--fail-on {text!r}: scope must be 'kernel' or 'total', not {match['scope']!r}")
+    metric = match["metric"]
+    if metric not in GATE_METRICS:
+        raise InputError(None, f"--fail-on {text!r}: unknown metric {metric!r}; choose from {', '.join(GATE_METRICS)}")
+    threshold = float(match["number"])
+    if not math.isfinite(threshold):  # "1e999" overflows to inf, which no change can pass
+        raise InputError(None, f"--fail-on {text!r}: the threshold {match['number']} is beyond any finite number")
+    return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=threshold,
+                relative=bool(match["pct"]))
+
+
+def parse_gates(texts: Iterable[str]) -> list[Gate]:
+    return [parse_gate(text) for text in texts]
+
+
+def evaluate_gates(gates: Iterable[Gate], kernels: pd.DataFrame, totals: pd.DataFrame) -> list[GateResult]:
+    """Check each gate: kernel gates against matched rows with `gated` set, total gates against the totals.
+
+    `kernels` is a comparison table (one row per kernel, `<metric>_{base,head,change,change_pct}` columns, `gated`,
+    `verdict`); `totals` has one row per metric with `base`, `head`, `change`, `change_pct`.
+    """
+    results = []
+    for gate in gates:
+        if gate.scope == "total":
+            row = totals.loc[gate.metric] if gate.metric in totals.index else None
+            verdict = None if row is None else gate.fails(row["change"], row["change_pct"])
+            failures = [{"scope": "total", "metric": gate.metric, **{k: plain_value(row[k]) for k in
+                                                                    ("base", "head", "change", "change_pct")}}
+                        ] if verdict else []
+            results.append(GateResult(gate, checked=int(verdict is not None), skipped=int(verdict is None),
+                                      failures=failures))
+            continue
+        in_scope = kernels[kernels["gated"].to_numpy(dtype=bool)]
+        outcome = [gate.fails(change, pct) for change, pct in
+                   zip(in_scope[f"{gate.metric}_change"], in_scope[f"{gate.metric}_change_pct"])]
+        failing = in_scope[[bool(o) for o in outcome]]
+        failures = [{
+            "kernel_name": plain_value(row["kernel_name"]), "grid": plain_value(row["grid_head"]),
+            "block": plain_value(row["block_head"]), "nvtx_range": plain_value(row.get("nvtx_range_head")),
+            "base": plain_value(row[f"{gate.metric}_base"]), "head": plain_value(row[f"{gate.metric}_head"]),
+            "change": plain_value(row[f"{gate.metric}_change"]), "change_pct": plain_value(row[f"{gate.metric}_change_pct"]),
+        } for _, row in failing.iterrows()]
+        results.append(GateResult(gate, checked=sum(o is not None for o in outcome),
+                                  skipped=sum(o is None for o in outcome), failures=failures))
+    return results
+
+
+def plain_value(value: object) -> object:
+    """Python scalars (None for missing), so results serialise and compare simply."""
+    if value is None or value is pd.NA:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()  # type: ignore[union-attr]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,218 @@
+"""Launches rolled up into kernel groups: a group is the sum of its own launch rows.
+
+A kernel group is (kernel name, grid, block, device), optionally split by NVTX range. Every launch is derived and
+placed on its roofs first (at its own clock, from the rates its report's section reads); the group then adds up
+the launches' amounts and recomputes its ratios from those sums:
+
+- extensive columns (`time_s`, every `flop_*` and `bytes_*`, `t_sol_s`, `headroom_s`) are sums of the launch
+  rows, null when any launch of the group has that value unknown (unknown is never zero);
+- `ai_*`, `flop_per_s`, `roofline_fraction` are recomputed from the sums, never averaged;
+- a roof of the group is the roof that, applied to the group's summed amount, gives the summed time of its
+  launches at their own roofs: peak = sum(amount) / sum(amount / launch peak) (the time-weighted mean roof where
+  the group did none of that work). So a group's term time equals the sum of its launches' term times, and
+  `bound` is the term with the largest summed time;
+- `t_sol_s` is the sum of the launches' `t_sol_s`: the time the group would take with every launch at its own
+  roof, so `headroom_s` (= sum of launch headrooms) is the time reaching the roofs would save, and ranking by it
+  ranks recoverable time. docs/status.md explains this choice.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import numpy as np
+import pandas as pd
+
+from ..core.vocabulary import (
+    ALL_TERMS,
+    DERIVED_QUANTITIES,
+    LEVELS,
+    TENSOR_FLOP_COLUMNS,
+    TERM_BY_KEY,
+    WORK_COLUMNS,
+    ai_column,
+    bytes_column,
+    def_column,
+)
+from .rank import split_by_tensor_type
+
+GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
+# Amounts that add up over launches; a group's value is the sum of its launches' values.
+SUMMED = ("time_s", *WORK_COLUMNS, "flop_total", *(bytes_column(lv) for lv in LEVELS), "t_sol_s", "headroom_s",
+          *TENSOR_FLOP_COLUMNS)
+# The whole tensor pipe: not a term of launches whose tensor work is split by input type (see rank.py).
+_TENSOR_PIPE = TERM_BY_KEY["tensor"].key
+
+
+def group_keys(by_nvtx: bool) -> list[str]:
+    return [*GROUP_KEYS, "nvtx_range"] if by_nvtx else list(GROUP_KEYS)
+
+
+def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per kernel group from evaluated launch rows: sums, ratios of sums, group roofs and status."""
+    frame = launches.copy()
+    invalid = frame["_invalid"].to_numpy(dtype=bool) if "_invalid" in frame else np.zeros(len(frame), dtype=bool)
+    if invalid.any():  # a launch with an impossible value adds nothing to any total (validity.py)
+        frame.loc[invalid, [c for c in SUMMED if c in frame]] = 0.0
+    for key in keys:
+        frame[key] = frame[key].astype("object").where(frame[key].notna(), "")
+    codes, index = pd.factorize(pd.MultiIndex.from_frame(frame[keys]), sort=True) if len(frame) \
+        else (np.zeros(0, dtype=np.int64), pd.MultiIndex.from_arrays([[]] * len(keys), names=keys))
+    frame["_group"] = codes
+    grouped = frame.groupby("_group", sort=True)
+    out = pd.DataFrame(index=pd.RangeIndex(len(index)))
+    for position, key in enumerate(keys):
+        out[key] = pd.Series(index.get_level_values(position), dtype="object").replace("", pd.NA).astype("string")
+    out["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
+    out["compute_capability"] = grouped["compute_capability"].first().to_numpy()
+    out["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
+    out["source_files"] = grouped["source_file"].nunique().to_numpy()
+    for column, total in _sums_or_null(frame, grouped, list(SUMMED)).items():
+        out[column] = total
+    _recompute_ratios(out)
+    _group_roofs(frame, out)
+    for quantity in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS):
+        out[def_column(quantity)] = _distinct(frame, def_column(quantity))
+    out["ceiling_source"] = _distinct(frame, "ceiling_source")
+    out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
+    if invalid.any():
+        _left_out(frame, out, invalid)
+    return out
+
+
+def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:
+    """Say, per group, how many launches were left out of its totals; a group of nothing but such launches has
+    no totals at all (not zeros)."""
+    excluded = pd.Series(invalid * frame["launches"].to_numpy(dtype=np.int64)).groupby(
+        frame["_group"].to_numpy(), sort=True).sum().reindex(range(len(out)), fill_value=0).to_numpy()
+    launches = out["launches"].to_numpy(dtype=np.int64)
+    empty = excluded >= launches
+    out.loc[empty, [c for c in SUMMED if c in out]] = np.nan
+    _recompute_ratios(out)
+    note = pd.Series(excluded).astype(str) + " of " + pd.Series(launches).astype(str) \
+        + " launches left out of the totals (impossible values, see launches.parquet)"
+    status = out["status"].astype("object").to_numpy()
+    has = excluded > 0
+    out["status"] = np.where(has, np.where(status == "ok", note, note + "; " + status.astype(str)), status)
+
+
+def _sums_or_null(frame: pd.DataFrame, grouped, columns: list[str]) -> dict[str, np.ndarray]:
+    """Per group, the sum of each column over its launches; null when any launch of the group has it unknown.
+
+    One groupby for all columns (pandas' compensated sum, so totals do not depend on launch order)."""
+    values = frame[columns].astype("float64")
+    totals = grouped[columns].sum(min_count=1)
+    unknown = values.isna().groupby(frame["_group"], sort=True).any()
+    return {column: np.where(unknown[column].to_numpy(), np.nan, totals[column].to_numpy(dtype="float64"))
+            for column in columns}
+
+
+def _recompute_ratios(out: pd.DataFrame) -> None:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for level in LEVELS:
+            out[ai_column(level)] = _finite(out["flop_total"] / out[bytes_column(level)])
+        out["flop_per_s"] = _finite(out["flop_total"] / out["time_s"])
+        out["roofline_fraction"] = _finite(out["t_sol_s"] / out["time_s"])
+
+
+def _finite(series: pd.Series) -> np.ndarray:
+    values = series.to_numpy(dtype="float64")
+    return np.where(np.isfinite(values), values, np.nan)
+
+
+def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
+    """Group roofs (sum(amount) / sum(amount / peak), else time-weighted) and `bound` from summed term times."""
+    group = frame["_group"].to_numpy()
+    n_groups = len(out)
+    time_s = frame["time_s"].to_numpy(dtype="float64")
+    split = split_by_tensor_type(frame)
+    term_times = np.full((n_groups, len(ALL_TERMS)), np.nan)
+    peaks = frame[[term.peak for term in ALL_TERMS]].astype("float64").groupby(group)
+    lows, highs = (result.reindex(range(n_groups)) for result in (peaks.min(), peaks.max()))
+    for j, term in enumerate(ALL_TERMS):
+        amount = frame[term.amount].to_numpy(dtype="float64")
+        peak = frame[term.peak].to_numpy(dtype="float64")
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            launch_time = np.where(amount == 0, 0.0, amount / peak)
+        if term.key == _TENSOR_PIPE:  # steps aside where the launch's tensor work is split by type
+            launch_time = np.where(split, 0.0, launch_time)
+        unknown_peak = _any(np.isnan(peak), group, n_groups)
+        summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
+        summed_time = _sum(np.nan_to_num(launch_time), group, n_groups)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            weighted = _sum(np.nan_to_num(peak * time_s), group, n_groups) / _sum(np.nan_to_num(time_s), group,
+                                                                                   n_groups)
+            peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
+        # launches that share one roof give the group exactly that roof (no rounding through the sums)
+        low, high = lows[term.peak].to_numpy(), highs[term.peak].to_numpy()
+        peak_group = np.where(low == high, low, peak_group)
+        out[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
+        usable = ~_any(np.isnan(launch_time), group, n_groups)
+        term_times[:, j] = np.where(usable & ~unknown_peak, summed_time, np.nan)
+    known = ~np.isnan(term_times).all(axis=1)
+    best = np.argmax(np.where(np.isnan(term_times), -np.inf, term_times), axis=1) if n_groups else \
+        np.zeros(0, dtype=np.int64)
+    codes = np.where(known & out["t_sol_s"].notna().to_numpy() & (out["t_sol_s"].to_numpy() > 0), best, -1)
+    out["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in ALL_TERMS])
+
+
+def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(group, weights=values, minlength=n) if len(group) else np.zeros(n)
+
+
+def _any(mask: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(group, weights=mask.astype("float64"), minlength=n) > 0 if len(group) \
+        else np.zeros(n, dtype=bool)
+
+
+def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
+    """The value the group's launches share, or their distinct values sorted and joined with '+' (null where none).
+
+    Vectorised over (group, value) codes: this runs for every definition column of every group, and a pandas
+    groupby per column was most of the grouping time on a small run."""
+    n_groups = int(frame["_group"].max()) + 1 if len(frame) else 0
+    result = np.full(n_groups, None, dtype=object)
+    if column in frame and n_groups:
+        codes, uniques = pd.factorize(frame[column])
+        known = codes >= 0
+        group = frame["_group"].to_numpy(dtype=np.int64)[known]
+        if len(uniques) == 1:  # the common case: every launch that has a value has this one
+            result[np.bincount(group, minlength=n_groups) > 0] = str(uniques[0])
+            return pd.Series(result, dtype="string")
+        names = np.asarray([str(u) for u in uniques], dtype=object)
+        order = np.argsort(names, kind="stable")  # codes renumbered so that values join in sorted order
+        renumbered = np.empty_like(order)
+        renumbered[order] = np.arange(len(order))
+        width = len(uniques) + 1
+        pairs = np.unique(group * width + renumbered[codes[known]])
+        groups, values = np.divmod(pairs, width)
+        texts = names[order][values]
+        single = np.bincount(groups, minlength=n_groups)[groups] == 1
+        result[groups[single]] = texts[single]
+        for group in np.unique(groups[~single]):  # launches that disagree: every value, in sorted order
+            result[group] = "+".join(texts[groups == group])
+    return pd.Series(result, dtype="string")
+
+
+def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndarray:
+    """The notes of the group's launches; a note that holds for only some launches says for how many."""
+    pairs = frame.groupby(["_group", frame["status"].astype("object")], sort=True, observed=True)["launches"].sum()
+    notes: dict[int, dict[str, int]] = {}
+    for (group, status), count in pairs.items():  # one row per distinct (group, status), never per launch
+        for note in str(status).split("; "):
+            if note != "ok":
+                notes.setdefault(int(group), {})
+                notes[int(group)][note] = notes[int(group)].get(note, 0) + int(count)
+    out = np.full(len(launches), "ok", dtype=object)
+    for group, found in notes.items():
+        out[group] = "; ".join(note if count >= launches[group] else f"{note} ({count} of {launches[group]} launches)"
+                               for note, count in found.items())
+    return out
+
+
+def filter_nvtx(raw: pd.DataFrame, pattern: str) -> pd.DataFrame:
+    """Launches whose NVTX path (`outer/inner`) matches the glob; launches outside any range have path ""."""
+    paths = raw["nvtx_range"].astype("object").where(raw["nvtx_range"].notna(), "")
+    keep = np.fromiter((fnmatch.fnmatchcase(p, pattern) for p in paths.unique()), dtype=bool)
+    allowed = set(np.asarray(paths.unique(), dtype=object)[keep])
+    return raw[paths.isin(allowed).to_numpy()].reset_index(drop=True)

@@ -1,0 +1,98 @@
+"""What the run as a whole has to say, once, instead of on every launch.
+
+- what a capture lacks: quantities no launch of a source file could derive (`derive.Gap`), with the exact ncu
+  command that collects them, spelled in the metric family the capture already uses (a NERSC-style capture that
+  collected `lts__t_bytes` is told to collect the other NERSC metrics, never sent to another L2 metric);
+- why kernels have no speed of light: no counters (collect them) or no roofs (the export names no GPU: pass
+  `--gpu`), counted. A run where no kernel can be placed on a roofline is refused with that text unless the caller
+  allows an empty analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+
+from ..core.vocabulary import TERMS, TRAFFIC_COLUMNS, WORK_COLUMNS, counted, display
+from .derive import Gap
+
+ROOFLINE_QUANTITIES = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
+_TERM_KEY = {term.amount: term.key for term in TERMS}  # "flop_fp16" -> "fp16"
+REPORT_COLLECT = "profile with `ncu --set roofline` (ncu 2023+) or `ncu --set full`"
+
+
+def collect_command(needs: list[str], *, report: bool) -> str:
+    """`ncu --metrics a,b,c ...` for metric names and globs (globs become ncu `regex:` entries)."""
+    names = [n if "*" not in n else "regex:^" + re.escape(n).replace(r"\*", ".*") + "$" for n in needs]
+    tail = " -o report ..." if report else " --csv ..."
+    return "ncu --metrics " + ",".join(dict.fromkeys(names)) + tail
+
+
+def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
+    """One note per source file: what it lacks for the roofline, and the command that collects it."""
+    by_source: dict[str, list[Gap]] = defaultdict(list)
+    for gap in gaps:
+        by_source[gap.source].append(gap)
+    notes = []
+    for source in sorted(by_source):
+        found = [g for g in by_source[source] if g.quantity in ROOFLINE_QUANTITIES]
+        if not found:
+            continue
+        needs = [name for g in found for name in g.needs]
+        report = source in reports
+        command = collect_command(needs, report=report) if needs else REPORT_COLLECT
+        if len(found) == len(ROOFLINE_QUANTITIES):
+            how = f"{REPORT_COLLECT}, or {command}" if report else command
+            notes.append(f"{source}: no FLOP or byte counters in the capture ({counted(found[0].launches, 'launch', 'launches')}): {how}")
+            continue
+        names = ", ".join(display(_TERM_KEY[g.quantity]) for g in found)
+        work = [g for g in found if g.quantity in WORK_COLUMNS]
+        # A kernel whose counted precisions are all zero keeps an unknown total: zero would claim no work at all.
+        effect = ("FLOP totals add up the precisions counted, and stay unknown where those are all zero; the speed "
+                  "of light leaves it out") if work else "the speed of light leaves it out"
+        notes.append(f"{source}: the capture holds no counters for {names} (unknown on "
+                     f"{'its one launch' if found[0].launches == 1 else f'all {found[0].launches} launches'}; {effect}); to count it: {command}")
+    return notes
+
+
+def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int, list[str]]:
+    """How many kernels have no speed of light, and why: the launches without one, counted per cause (a kernel's
+    headroom is unknown as soon as one of its launches' is)."""
+    unknown = kernels["t_sol_s"].isna().to_numpy() if len(kernels) else np.zeros(0, dtype=bool)
+    if not unknown.any():
+        return 0, []
+    rows = launches[launches["t_sol_s"].isna().to_numpy()]
+    weight = rows["launches"].to_numpy(dtype=np.int64)
+    counted = rows[[*WORK_COLUMNS, *TRAFFIC_COLUMNS]].notna().any(axis=1).to_numpy()
+    reasons = []
+    if (~counted).any():
+        reasons.append(f"{int(weight[~counted].sum())} launch(es) have no FLOP or byte counters (collect them: "
+                       f"{REPORT_COLLECT}, or see `ncu-roofline metrics`)")
+    source = rows["ceiling_source"].astype("object").fillna("none").astype(str).to_numpy()
+    no_gpu = counted & (source == "none") & rows["device_name"].isna().to_numpy()
+    if no_gpu.any():
+        reasons.append(f"{int(weight[no_gpu].sum())} launch(es) have counters but no roofs: the export names no GPU "
+                       "(pass --gpu NAME, see `ncu-roofline ceilings`)")
+    other = counted & ~no_gpu
+    if other.any():
+        where = sorted(set(rows["device_name"].astype("object").where(rows["device_name"].notna(), source)[other]
+                           .astype(str)))
+        reasons.append(f"{int(weight[other].sum())} launch(es) have counters but no roof for them ({', '.join(where)}:"
+                       " pass --gpu NAME or --ceilings FILE.toml)")
+    return int(unknown.sum()), reasons
+
+
+def unplaced_note(kernels: pd.DataFrame, launches: pd.DataFrame) -> str | None:
+    count, reasons = unplaced_kernels(kernels, launches)
+    if not count:
+        return None
+    return f"{count} of {len(kernels)} kernels have no speed of light (headroom unknown): " + "; ".join(reasons)
+
+
+def nothing_placed_message(kernels: pd.DataFrame, launches: pd.DataFrame) -> str:
+    count, reasons = unplaced_kernels(kernels, launches)
+    return (f"no kernel can be placed on a roofline ({count} kernel(s)): " + "; ".join(reasons)
+            + " (--allow-empty writes the outputs anyway)")

@@ -1,0 +1,72 @@
+"""Which kernel groups a run shows, and in what order: `--kernel REGEX`, `--exclude REGEX`, `--sort`.
+
+A library step, not a CLI one, so notebooks and CI gates filter the same way. Regexes are searched (not
+anchored) in the recorded name and in its demangled display form, so `RowReduce` finds a kernel recorded as
+`_ZN10tensorflow7functor15RowReduceKernel…`. Ranks are renumbered in the chosen order; time shares stay shares of
+the whole run's GPU time (a filtered view does not make a kernel a bigger part of the run).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import InputError
+
+# Order of each --sort: most recoverable time, most time, or furthest below its roof first.
+SORTS = {
+    "headroom": (["headroom_s", "time_s"], [False, False]),
+    "time": (["time_s", "headroom_s"], [False, False]),
+    "fraction": (["roofline_fraction", "time_s"], [True, False]),
+}
+
+
+def _pattern(text: str | None, option: str) -> re.Pattern[str] | None:
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise InputError(None, f"{option} {text!r} is not a regular expression: {error}") from None
+
+
+def _names(kernels: pd.DataFrame) -> pd.Series:
+    from ..core.kernel_labels import display_name  # demangling is display work; the filter matches what users read
+
+    demangled = kernels["kernel_demangled"] if "kernel_demangled" in kernels else kernels["kernel_name"]
+    return pd.Series([f"{n}\n{display_name(str(n), d if isinstance(d, str) else None)}"
+                      for n, d in zip(kernels["kernel_name"], demangled)], index=kernels.index)
+
+
+def select_kernels(kernels: pd.DataFrame, *, kernel: str | None = None, exclude: str | None = None,
+                   sort: str = "headroom") -> pd.DataFrame:
+    """The kernel groups whose name matches `kernel` and not `exclude`, ranked 1.. in `sort` order."""
+    if sort not in SORTS:
+        raise InputError(None, f"--sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    keep, drop = _pattern(kernel, "--kernel"), _pattern(exclude, "--exclude")
+    if keep is None and drop is None and sort == "headroom":
+        return kernels
+    names = _names(kernels)
+    mask = np.ones(len(kernels), dtype=bool)
+    if keep is not None:
+        mask &= names.map(lambda n: keep.search(n) is not None).to_numpy(dtype=bool)
+    if drop is not None:
+        mask &= ~names.map(lambda n: drop.search(n) is not None).to_numpy(dtype=bool)
+    chosen = kernels[mask]
+    if chosen.empty:
+        raise InputError(None, f"no kernel group left after --kernel {kernel!r} / --exclude {exclude!r} "
+                               f"(of {len(kernels)} groups)")
+    columns, ascending = SORTS[sort]
+    chosen = chosen.sort_values([*columns, "kernel_name"], ascending=[*ascending, True], na_position="last",
+                                kind="stable").reset_index(drop=True)
+    chosen["rank"] = np.arange(1, len(chosen) + 1, dtype=np.int64)
+    return chosen
+
+
+def select_launches(launches: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
+    """The launches of the kept kernel groups (by name)."""
+    if "kernel_name" not in launches:
+        return launches
+    return launches[launches["kernel_name"].isin(set(kernels["kernel_name"]))].reset_index(drop=True)

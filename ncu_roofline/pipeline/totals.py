@@ -1,0 +1,48 @@
+"""Run totals: the one place a run's sums are taken, for the summaries (JSON, Markdown, terminal), `compare` and
+the history's `total:` gates, from the same kernel tables the Parquet files hold.
+
+Unknown is never zero: a sum over kernels of which some have an unknown value is null, and says how many kernels
+are unknown (and, given the launch rows, why); the sum over the known ones is given beside it under its own name
+(`*_known`). Ratios are recomputed from sums over the kernels that know both terms (FLOP/s = ΣFLOP / Σtime,
+roofline fraction = Σt_sol / Σtime), never means of ratios, and are null when no kernel knows them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .run_notes import unplaced_kernels
+
+SUMMED = ("time_s", "flop_total", "t_sol_s", "headroom_s")
+RATIOS = {"flop_per_s": "flop_total", "roofline_fraction": "t_sol_s"}  # ratio -> its numerator (over time_s)
+
+
+def run_totals(kernels: pd.DataFrame, launches: pd.DataFrame | None = None) -> dict[str, object]:
+    """Kernels, launches, summed time, FLOPs, speed of light and headroom of the run, ratios from those sums, with
+    unknowns counted (and explained in `unknown_reasons` when `launches` is given)."""
+    out: dict[str, object] = {
+        "kernels": int(len(kernels)),
+        "launches": int(pd.to_numeric(kernels["launches"]).sum()) if len(kernels) and "launches" in kernels else 0,
+    }
+    for column in SUMMED:
+        values = _column(kernels, column)
+        known = values.notna()
+        out[column] = float(values.sum()) if known.all() and len(values) else None
+        out[f"{column}_known"] = float(values[known].sum()) if known.any() else None
+        out[f"kernels_unknown_{column.removesuffix('_s')}"] = int((~known).sum())
+    time_s = _column(kernels, "time_s")
+    for ratio, numerator in RATIOS.items():
+        top = _column(kernels, numerator)
+        both = top.notna() & time_s.notna()
+        seconds = float(time_s[both].sum())
+        out[ratio] = float(top[both].sum() / seconds) if seconds > 0 else None
+    if launches is not None:
+        out["unknown_reasons"] = unplaced_kernels(kernels, launches)[1]
+    return out
+
+
+def _column(kernels: pd.DataFrame, name: str) -> pd.Series:
+    if name not in kernels:
+        return pd.Series(np.nan, index=kernels.index, dtype="float64")
+    return pd.to_numeric(kernels[name], errors="coerce").astype("float64")

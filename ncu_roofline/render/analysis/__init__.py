@@ -1,0 +1,1 @@
+"""One run's outputs: the roofline chart, terminal table, Markdown, JSON, drill-down."""

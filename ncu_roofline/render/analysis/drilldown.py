@@ -1,0 +1,127 @@
+"""`ncu-roofline show OUT_DIR KERNEL`: one kernel group's drill-down, read back from the written Parquet files.
+
+Its launches, every derived number with the catalogue definition it came from (its definition id), its roofs
+with their source, and its status in full. Reads only the tables `analyze -o` wrote: no ncu input needed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from ...core.errors import InputError
+from ...core.kernel_labels import display_name
+from ...core.vocabulary import ALL_TERMS, LEVELS, ai_column, bytes_column, def_column, display
+from ..numbers import format_number, format_si
+
+_LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
+                   "headroom_s")
+
+
+def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
+    """The kernel group `key` names: a rank number, or a regex matching exactly one group's name."""
+    if key.isdigit():
+        hit = kernels[kernels["rank"] == int(key)]
+    else:
+        try:
+            pattern = re.compile(key)
+        except re.error as error:
+            raise InputError(None, f"KERNEL {key!r} is neither a rank nor a regular expression: {error}") from None
+        names = [f"{n}\n{display_name(str(n))}" for n in kernels["kernel_name"]]
+        hit = kernels[[pattern.search(n) is not None for n in names]]
+    if hit.empty:
+        raise InputError(None, f"no kernel group matches {key!r} (ranks 1..{len(kernels)})")
+    if len(hit) > 1:
+        ranks = ", ".join(map(str, hit["rank"].head(8)))
+        raise InputError(None, f"{key!r} matches {len(hit)} kernel groups (ranks {ranks}…): give a rank")
+    return hit.iloc[0]
+
+
+# How each derived column is computed from the summed amounts (sum first, then divide: DESIGN.md).
+DERIVED = {
+    "flop_total": "sum of the FLOP columns", **{ai_column(lv): f"flop_total / {bytes_column(lv)}" for lv in LEVELS},
+    "flop_per_s": "flop_total / time_s", "t_sol_s": "max over roofs of amount / peak",
+    "bound": "the roof whose amount / peak is t_sol_s", "roofline_fraction": "t_sol_s / time_s",
+    "headroom_s": "time_s − t_sol_s", "time_share": "time_s / the run's GPU time",
+}
+
+
+# FLOP or bytes: the unit of each amount column, from the vocabulary's terms.
+_AMOUNT_UNITS = {t.amount: "FLOP" if t.kind == "compute" else "B" for t in ALL_TERMS} | {"flop_total": "FLOP"}
+
+
+def _definition(row: pd.Series, quantity: str) -> str:
+    value = row.get(def_column(quantity))
+    return str(value) if isinstance(value, str) else "—"
+
+
+def _value(column: str, value: object) -> str:
+    if column == "flop_per_s":
+        return format_si(value, "FLOP/s")
+    if column.startswith("peak_flop"):
+        return format_si(value, "FLOP/s")
+    if column.startswith("peak_bytes"):
+        return format_si(value, "B/s")
+    if column in _AMOUNT_UNITS:
+        return format_si(value, _AMOUNT_UNITS[column])
+    if column.endswith("_s"):
+        return format_si(value, "s")
+    return format_number(value) if isinstance(value, float) else str(value)
+
+
+def print_drilldown(outdir: Path, key: str, console: Console) -> None:
+    kernels_path, launches_path = Path(outdir) / "kernels.parquet", Path(outdir) / "launches.parquet"
+    for path in (kernels_path, launches_path):
+        if not path.exists():
+            raise InputError(str(path), "not found: write it with `ncu-roofline analyze … -o DIR`")
+    kernels = pd.read_parquet(kernels_path)
+    row = find_kernel(kernels, key)
+    console.print(f"#{row['rank']} {display_name(str(row['kernel_name']))}", markup=False, highlight=False)
+    console.print(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
+                  f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}", markup=False, highlight=False)
+
+    numbers = Table(title="derived numbers", header_style="bold", box=None, pad_edge=False)
+    for name in ("column", "value", "definition"):
+        numbers.add_column(name, overflow="fold")
+    for term in ALL_TERMS:
+        if term.amount in row and pd.notna(row[term.amount]) and (not term.key.startswith("tensor_")
+                                                                  or row[term.amount]):
+            numbers.add_row(term.amount, _value(term.amount, row[term.amount]),
+                            _definition(row, term.amount))
+    numbers.add_row("time_s", _value("time_s", row["time_s"]), _definition(row, "time_s"))
+    for column, formula in DERIVED.items():
+        if column in row:
+            numbers.add_row(column, _value(column, row[column]), formula)
+    console.print(numbers)
+
+    console.print(f"roofs from {row.get('ceiling_source', '—')}:", markup=False, highlight=False)
+    roofs = Table(header_style="bold", box=None, pad_edge=False)
+    roofs.add_column("roof")
+    roofs.add_column("value", justify="right")
+    for term in ALL_TERMS:
+        if term.peak in row and pd.notna(row[term.peak]):
+            roofs.add_row(display(term.key), _value(term.peak, row[term.peak]))
+    console.print(roofs)
+
+    launches = pd.read_parquet(launches_path)
+    mine = launches[launches["kernel_name"] == row["kernel_name"]]
+    for column in ("grid", "block"):
+        if column in mine and pd.notna(row.get(column)):
+            mine = mine[mine[column].astype(str) == str(row[column])]
+    table = Table(title=f"{len(mine)} launch rows", header_style="bold", box=None, pad_edge=False)
+    present = [c for c in _LAUNCH_COLUMNS if c in mine]
+    for column in present:
+        table.add_column(column, overflow="fold")
+    for launch in mine[present].head(50).itertuples(index=False):
+        table.add_row(*(Path(str(v)).name if c == "source_file" else _value(c, v) for c, v in zip(present, launch)))
+    console.print(table)
+    if len(mine) > 50:
+        console.print(f"… {len(mine) - 50} more in {launches_path}", markup=False, highlight=False)
+    console.print(f"status: {row.get('status')}", markup=False, highlight=False)
+    others = sorted(set(mine["status"].astype(str)) - {str(row.get("status")), "ok"}) if "status" in mine else []
+    for status in others:
+        console.print(f"some launches: {status}", markup=False, highlight=False)

@@ -1,0 +1,76 @@
+"""Markdown summaries for `$GITHUB_STEP_SUMMARY` and pull-request comments."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
+from ...core.vocabulary import LEVELS, ai_column, counted, display
+from ...pipeline.totals import run_totals
+from ..numbers import cell as _cell
+from ..numbers import format_number
+from ..numbers import format_si as fmt_si
+from ..numbers import pct as _pct
+from ..safe_text import for_markdown_code, for_terminal
+
+
+def totals_sentence(totals: dict) -> str:
+    """'GPU time 1 ms, recoverable at the roofs 0.2 ms (20.0%)', with unknown totals shown as unknown, and why."""
+    time_s, headroom = totals["time_s"], totals["headroom_s"]
+    time_text = fmt_si(time_s, "s")
+    if time_s is None and totals["time_s_known"] is not None:
+        time_text += f" (unknown for {totals['kernels_unknown_time']} kernels; {fmt_si(totals['time_s_known'], 's')}" \
+                     " over the others)"
+    text = f"GPU time {time_text}, recoverable at the roofs "
+    if headroom is not None:
+        return text + fmt_si(headroom, "s") + (f" ({headroom / time_s:.1%})" if time_s else "")
+    text += f"— (unknown for {totals['kernels_unknown_headroom']} of {totals['kernels']} kernels: " \
+            + "; ".join(totals["unknown_reasons"]) + ")"
+    if totals["headroom_s_known"] is not None:
+        text += f"; {fmt_si(totals['headroom_s_known'], 's')} over the kernels with roofs"
+    return text
+
+
+def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
+                      gpu: str | None = None, chart: str | None = None, notes: list[str] = ()) -> str:
+    """The summary: totals (unknown where any kernel's is), the GPU and its ceiling source, inputs by file name, a
+    link to the chart (`chart`: a path relative to the summary, an image when it is a PNG), the first `top` ranked
+    kernels with their intensity at every level and their bound, then the run-level notes."""
+    totals = run_totals(kernels, launches)
+    not_ok = int((launches["status"] != "ok").sum())
+    lines = [
+        "## ncu-roofline",
+        "",
+        f"**{counted(totals['kernels'], 'kernel')}**, {counted(totals['launches'], 'launch', 'launches')}, "
+        f"{totals_sentence(totals)}.",
+        "",
+        f"GPU: **{for_terminal(gpu or 'unknown')}**, ceilings from "
+        f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
+        f"Inputs: {for_markdown_code(fold_inputs(inputs))}.",
+        "",
+    ]
+    if chart:
+        lines += [f"![roofline]({chart})" if chart.endswith(".png") else f"Chart: [{chart}]({chart})", ""]
+    lines += [
+        "| # | kernel | launches | time | share | FLOP/s | "
+        + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |",
+        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|",
+    ]
+    shown = kernels.head(top)
+    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
+    names = distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
+                            shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), 60)
+    for row, name in zip(shown.itertuples(index=False), names):
+        lines.append(
+            f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
+            f"{row.launches} | "
+            f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
+            + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
+            f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
+            f"{fmt_si(row.headroom_s, 's')} |")
+    if not_ok:
+        lines += ["", f"{counted(not_ok, 'launch row carries', 'launch rows carry')} a status other than `ok` "
+                         "(see `launches.parquet`)."]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
+    return "\n".join(lines) + "\n"

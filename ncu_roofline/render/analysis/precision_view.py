@@ -1,0 +1,34 @@
+"""One precision's roofline, as Nsight Compute draws it (`analyze --precision fp16`).
+
+The main chart's y is a kernel's total FLOP/s over every precision; this view keeps one precision's work only:
+y = flop_<p> / time_s, intensities flop_<p> / bytes_<level>, and only that precision's roof. Kernels without
+work in that precision have zero FLOPs here and are counted as such in the subtitle. The bound, roofline fraction
+and headroom stay the whole kernel's (they come from every roof at once).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...core.errors import InputError
+from ...core.vocabulary import LEVELS, PRECISIONS, ai_column, bytes_column, flop_column
+
+
+def precision_view(kernels: pd.DataFrame, precision: str) -> pd.DataFrame:
+    """The kernel table re-expressed for one precision's chart (see the module docstring)."""
+    if precision not in PRECISIONS:
+        raise InputError(None, f"--precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    view = kernels.copy()
+    work = pd.to_numeric(view.get(flop_column(precision)), errors="coerce").astype(float)
+    for other in PRECISIONS:
+        if other != precision and flop_column(other) in view:
+            view[flop_column(other)] = 0.0
+    view["flop_total"] = work
+    time_s = pd.to_numeric(view["time_s"], errors="coerce").astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        view["flop_per_s"] = (work / time_s).where(time_s > 0)
+        for level in LEVELS:
+            traffic = pd.to_numeric(view[bytes_column(level)], errors="coerce").astype(float)
+            view[ai_column(level)] = (work / traffic).where(traffic > 0)
+    return view

@@ -1,0 +1,107 @@
+"""What a point's or bar's tooltip says: every number a reviewer asks for, formatted with its unit.
+
+Shape (grid × block, "—" when the capture did not record it), FLOPs per precision, bytes per level, the precision
+mix, the roof that binds and its value, the roofline fraction and the headroom. Vectorised over the chart's rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...core.vocabulary import (
+    ALL_TERMS,
+    DISPLAY,
+    LEVELS,
+    PRECISIONS,
+    UNKNOWN_BOUND,
+    ai_column,
+    bytes_column,
+    display,
+    flop_column,
+)
+from ..numbers import format_number, format_si
+
+# (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
+TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (
+    ("kernel_name", "kernel"), ("grid_block", "grid × block"), ("launches", "launches"), ("time", "time"),
+    ("share", "time share"), ("performance", "achieved"), ("mix", "precision mix (FLOPs)"), ("flops", "FLOPs"),
+    ("bytes", "bytes"), *((ai_column(level), f"AI {display(level)} (FLOP/byte)") for level in LEVELS),
+    ("bound", "bound"), ("binding_roof", "binding roof"), ("fraction", "roofline fraction"),
+    ("headroom", "headroom"),
+)
+
+
+_TERMS = {t.key: t for t in ALL_TERMS}
+
+
+def _numbers(table: pd.DataFrame, column: str) -> pd.Series:
+    """A numeric column, all unknown when the table lacks it."""
+    if column not in table:
+        return pd.Series(np.nan, index=table.index, dtype=float)
+    return pd.to_numeric(table[column], errors="coerce")
+
+
+def _percent(value: float) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f} %"
+
+
+def _known_text(series: pd.Series) -> pd.Series:
+    text = series.astype("string")
+    return text.where(text.notna() & (text.str.strip() != ""), "—").astype(str)
+
+
+def _joined(parts: list[pd.Series]) -> list[str]:
+    return [" · ".join(p for p in row if p) or "—" for row in zip(*parts)]
+
+
+def main_precision(kept: pd.DataFrame) -> pd.Series:
+    """The precision doing most of each kernel's FLOPs (display name), "unknown" without FLOPs."""
+    flops = pd.DataFrame({display(p): _numbers(kept, flop_column(p))
+                          for p in PRECISIONS}, index=kept.index).fillna(0.0)
+    best = flops.idxmax(axis=1).where(flops.sum(axis=1) > 0, UNKNOWN_BOUND)
+    return best.astype(str)
+
+
+def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
+    """The formatted tooltip fields for each row of the kernel table `kept` (same order)."""
+    total = pd.to_numeric(kept["flop_total"], errors="coerce")
+    flop = {p: _numbers(kept, flop_column(p)) for p in PRECISIONS}
+    mix = _joined([pd.Series([f"{display(p)} {_percent(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)],
+                             index=kept.index) for p in PRECISIONS])
+    flops = _joined([pd.Series([f"{display(p)} {format_si(v, 'FLOP')}" if v > 0 else "" for v in flop[p].fillna(0)],
+                               index=kept.index) for p in PRECISIONS])
+    traffic = _joined([pd.Series([f"{display(lv)} {format_si(v, 'B')}" for v in _numbers(kept, bytes_column(lv))], index=kept.index) for lv in LEVELS])
+    binding = []
+    for key, row in zip(kept["bound"], kept.itertuples(index=False)):  # ≤ 2×top rows: the drawn ones only
+        term = _TERMS.get(key) if isinstance(key, str) else None
+        value = getattr(row, term.peak, None) if term is not None else None
+        unit = "FLOP/s" if term is not None and term.kind == "compute" else "B/s"
+        binding.append("—" if term is None else f"{display(key)} {format_si(value, unit)}")
+    grid_block = _known_text(kept["grid"]) + " × " + _known_text(kept["block"])
+    return {
+        "grid_block": grid_block.where(~grid_block.eq("— × —"), "— (not in the capture)").to_numpy(),
+        "launches": kept["launches"].astype(int).to_numpy(),
+        "time": [format_si(v, "s") for v in kept["time_s"]],
+        "share": [_percent(v) for v in kept["time_share"]],
+        "performance": [format_si(v, "FLOP/s") for v in kept["flop_per_s"]],
+        "mix": mix, "flops": flops, "bytes": traffic,
+        **{ai_column(level): [format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
+        "bound": kept["bound"].map(lambda b: DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND)
+        .to_numpy(),
+        "binding_roof": binding,
+        "fraction": [_percent(v) for v in kept["roofline_fraction"]],
+        "headroom": [format_si(v, "s") for v in kept["headroom_s"]],
+    }
+
+
+def time_unit(seconds: pd.Series) -> tuple[str, float]:
+    """The unit the headroom axis reads best in (s, ms or µs) for its largest value, and its factor."""
+    largest = pd.to_numeric(seconds, errors="coerce").abs().max()
+    if not np.isfinite(largest) or largest >= 1:
+        return "s", 1.0
+    if largest >= 1e-3:
+        return "ms", 1e3
+    return "µs", 1e6

@@ -1,0 +1,162 @@
+"""A run's output files as one set: a reader sees the previous set or the new one, never a mix.
+
+How: every file of the run (Parquet tables, charts, the Markdown and JSON summaries) is rendered to bytes first and
+staged as a temporary file beside its target (`.NAME.XXXX.tmp`, same folder, so a rename cannot cross a file
+system). Only when every file is staged does `commit` rename them all into place and remove outputs of the previous
+run that this one does not write (a `roofline.svg` from an earlier `--format svg`), with SIGINT and SIGTERM held
+back for those few renames. Anything that stops the run earlier (bad input, a full disk, Ctrl-C, SIGTERM) removes
+the staged files and leaves the previous set untouched.
+
+Why not a temporary folder swapped into place: `-o DIR` may be a folder that holds other files (the inputs, say),
+which a folder swap would move away. What remains is the renames themselves: a SIGKILL or power loss in the
+microseconds between two renames can still leave a mix; nothing short of that can.
+
+For tests, NCU_ROOFLINE_TEST_PAUSE_AFTER=NAME makes `stage` print "staged NAME" on stderr after staging NAME and
+then sleep, so a test can send a signal mid-write.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Iterable
+
+from ..core.errors import InputError
+from ..core.files import refuse_non_regular_target, refuse_special_folder, stage_temporary
+
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+TEST_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_PAUSE_AFTER"
+
+
+class OutputSet:
+    """Files staged for one run; `commit` puts them all in place, leaving the context without it discards them."""
+
+    def __init__(self, inputs: Iterable[Path] = ()) -> None:
+        self.inputs = {Path(p).resolve() for p in inputs}
+        self.staged: list[tuple[Path, Path]] = []  # (temporary file, target)
+        self.stale: list[Path] = []
+
+    def __enter__(self) -> "OutputSet":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+    def stage(self, path: Path, payload: bytes) -> Path:
+        """Write `payload` to a temporary file beside `path`; `path` itself is untouched until `commit`."""
+        path = Path(path)
+        if path.resolve() in self.inputs:
+            raise InputError(path, "refusing to overwrite an input file with an output")
+        refuse_non_regular_target(path)
+        if any(path.resolve() == target.resolve() for _, target in self.staged):
+            raise InputError(path, "two outputs of this run would be written to the same file")
+        staged = stage_temporary(path, payload, on_created=lambda tmp: self.staged.append((tmp, path)))
+        assert staged == self.staged[-1][0]
+        _test_pause(path.name)
+        return path
+
+    def replace_stale(self, paths: Iterable[Path]) -> None:
+        """Outputs of an earlier run that this one does not write: removed at commit, so no old chart is left
+        beside new tables."""
+        staged = {target.resolve() for _, target in self.staged}
+        self.stale = [Path(p) for p in paths if Path(p).resolve() not in staged and Path(p).resolve() not in
+                      self.inputs]
+
+    def commit(self) -> list[Path]:
+        """Rename every staged file into place and remove stale ones, with SIGINT/SIGTERM held until done."""
+        held = _hold_signals()
+        try:
+            for tmp, target in self.staged:
+                try:
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    raise InputError(target, f"cannot write: {exc.strerror or exc}") from None
+            for path in self.stale:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass  # an earlier output that cannot be removed stays; the new set is whole
+            written = [target for _, target in self.staged]
+            self.staged = []
+            return written
+        finally:
+            _release_signals(held)
+
+    def discard(self) -> None:
+        for tmp, _ in self.staged:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+        self.staged = []
+
+
+def _hold_signals() -> set | None:
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+
+
+def _release_signals(previous: set | None) -> None:
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _test_pause(name: str) -> None:
+    if os.environ.get(TEST_PAUSE_VARIABLE) == name:
+        print(f"staged {name}", file=sys.stderr, flush=True)
+        time.sleep(60)
+
+
+def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dict[str, Path | None]) -> None:
+    """Refuse, before anything is read or written, a `--json`/`--summary-md` file that is one of the files `-o`
+    writes (`outdir/NAME`), or that another such option names too: one would silently replace the other."""
+    claimed: dict[Path, str] = {}
+    if outdir is not None:
+        refuse_special_folder(Path(outdir))
+        for name in names:
+            claimed[(Path(outdir) / name).resolve()] = f"-o {outdir} (its {name})"
+    for option, path in files.items():
+        if path is None or str(path) == "-":
+            continue
+        resolved = Path(path).resolve()
+        if resolved in claimed:
+            raise InputError(path, f"{option} names a file that {claimed[resolved]} also writes; give it another name")
+        if resolved.is_dir():
+            raise InputError(path, f"{option} names a folder; it needs a file name")
+        refuse_non_regular_target(Path(path))
+        claimed[resolved] = option
+
+
+# What `analyze -o DIR`, `compare -o DIR` and `model -o DIR` may write into DIR (render/outputs.py,
+# render/compare_outputs.py, render/model_outputs.py): an
+# input of one of these names there is refused before anything is written.
+OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
+                "roofline.png", "compare.parquet", "compare.json", "compare.vl.json", "compare.html",
+                "model.parquet", "model.vl.json", "model.html", "model.svg", "model.png")
+
+
+def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
+    """Create `outdir` or fail with one line; refuse an output folder that is an input file, or one where an output
+    would replace an input (checked before anything is written, so a refused run changes nothing)."""
+    refuse_special_folder(outdir)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        if outdir.exists() and not outdir.is_dir():
+            raise InputError(outdir, "the output path exists and is not a folder") from None
+        raise InputError(outdir, "cannot create the output folder: part of the path is a file, not a folder") \
+            from None
+    except OSError as exc:
+        raise InputError(outdir, f"cannot create the output folder: {exc.strerror or exc}") from None
+    if not os.access(outdir, os.W_OK | os.X_OK):
+        raise InputError(outdir, "the output folder is not writable")
+    resolved = {Path(p).resolve() for p in inputs}
+    for name in OUTPUT_NAMES:
+        if (outdir / name).resolve() in resolved:
+            raise InputError(outdir / name, f"refusing to write {name} over an input file of the same name; "
+                                            "choose another -o folder")
+    return outdir

@@ -1,0 +1,1 @@
+"""The GPU table's outputs: `ceilings show` and the `--ceilings` template."""

@@ -1,0 +1,95 @@
+"""`ncu-roofline ceilings show NAME` in the terminal: every roof with its value, formula, source and caveat, the
+dense tensor roof per input type, measured figures beside their roofs, the derivation inputs and the ridge points.
+
+Takes the plain dict of `gpus.describe_gpu` and knows nothing of the table file.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.markup import escape
+from rich.table import Table
+
+from ...core.vocabulary import LEVELS, display
+from ..analysis.console import fmt_si
+
+
+def gpu_detail_view(described: dict) -> Group:
+    """Tables, top to bottom: roofs, tensor roofs per type, measured figures, inputs, ridge points."""
+    parts = [_roofs(described), _tensor_types(described)]
+    if described.get("measured"):
+        parts.append(_measured(described))
+    if described.get("inputs"):
+        parts.append(_inputs(described))
+    if described.get("ridges"):
+        parts.append(_ridges(described))
+    return Group(*parts)
+
+
+def _source_text(info: dict) -> str:
+    bits = [info.get("source") or ""]
+    if info.get("caveat"):
+        bits.append(f"caveat: {info['caveat']}")
+    if info.get("ncu_factor"):
+        bits.append(f"Nsight Compute's own peak = {info['ncu_factor']:g} x this (definitions differ)")
+    return escape("\n".join(b for b in bits if b))
+
+
+def _listing(title: str, columns: tuple[str, ...]) -> Table:
+    """A titled table whose cells fold rather than cut: sources and formulas are long."""
+    table = Table(title=title, header_style="bold", show_lines=True)
+    for name in columns:
+        table.add_column(name, overflow="fold")
+    return table
+
+
+def _roofs(described: dict) -> Table:
+    table = _listing(f"{described.get('name')}: roofs (theoretical)", ("roof", "value", "formula", "source"))
+    for key, info in described.get("peaks", {}).items():
+        unit = "B/s" if "bytes" in key else "FLOP/s"
+        value = info.get("value")
+        table.add_row(key, fmt_si(float(value), unit) if value is not None else "—",
+                      escape(info.get("derived") or "read, not derived"), _source_text(info))
+    return table
+
+
+def _tensor_types(described: dict) -> Table:
+    table = _listing("dense tensor roof per input type (fp16 = FP16/BF16)", ("type", "value", "formula", "source"))
+    per_figure = described.get("tensor_peaks", {})
+    for kind, value in described.get("tensor_roofs", {}).items():
+        info = per_figure.get(kind) or per_figure.get("bf16" if kind == "fp16" else kind) or {}
+        unit = "OP/s" if kind == "int8" else "FLOP/s"
+        table.add_row(display(f"tensor_{kind}"), fmt_si(float(value), unit) if value is not None else "—",
+                      escape(info.get("derived") or ("" if value is None else "read, not derived")),
+                      _source_text(info))
+    return table
+
+
+def _measured(described: dict) -> Table:
+    table = _listing("measured (not roofs)", ("figure", "value", "source"))
+    for key, info in described["measured"].items():
+        table.add_row(key, fmt_si(float(info["value"]), "B/s"), _source_text(info))
+    return table
+
+
+def _inputs(described: dict) -> Table:
+    table = _listing("inputs of derived roofs", ("input", "value", "source"))
+    for key, info in described["inputs"].items():
+        formula = escape(f"\n{info['derived']}") if info.get("derived") else ""
+        table.add_row(key, f"{info['value']:g}", _source_text(info) + formula)
+    return table
+
+
+def _ridges(described: dict) -> Table:
+    """One line per compute roof, one column per memory level: the ridge intensity in FLOP/byte."""
+    table = Table(title="ridge points: arithmetic intensity (FLOP/byte) where each memory roof meets each compute roof",
+                  header_style="bold")
+    table.add_column("compute roof")
+    for level in LEVELS:
+        table.add_column(display(level), justify="right")
+    by_compute: dict[str, dict[str, float]] = {}
+    for ridge in described["ridges"]:
+        by_compute.setdefault(ridge["compute"], {})[ridge["memory"]] = ridge["ai_flop_per_byte"]
+    for compute, levels in by_compute.items():
+        table.add_row(display(compute), *(f"{levels[lv]:.3g}" if lv in levels else "—" for lv in LEVELS))
+    return table

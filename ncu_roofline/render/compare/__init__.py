@@ -1,0 +1,1 @@
+"""A comparison's outputs: before -> after chart, terminal table, Markdown, JSON."""

@@ -1,0 +1,208 @@
+"""The before → after roofline: per kernel and memory level, an arrow from its base point to its head point.
+
+All three levels, as the analyze chart draws them (DRAM circle, L2 square, L1 triangle for the base point, the
+arrowhead at the head point); the roofs are the head run's, drawn by the analyze chart's own helpers
+(`chart_data` computes roofs, labels and domains; only the marks are new here), so both charts agree on where a
+roof is. Added kernels are a lone head point, removed ones a lone base point. A level's intensity comes from the
+comparison table (DRAM) or from each run's kernel table by rank (L2, L1). Kernels with no FLOPs or no intensity
+cannot sit on log axes and are counted in the subtitle. Like roofline.html, compare.html takes the window's width
+(roof label layouts per size from `chart_data`; arrowheads turned by Vega from the size drawn).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...core.kernel_names import short_kernel_name
+from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
+from .. import vegalite as vl
+from ..analysis.chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, roofline_xy
+from ..numbers import format_number, format_si
+from ..safe_text import for_chart
+
+CHART_STEM = "compare"
+HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
+VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
+                   "removed": "#9467bd"}
+_TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
+                   ("match", "match"), ("time", "time"), ("time_change", "time change"), ("performance", "FLOP/s"),
+                   ("level", "level"), ("ai", "AI at this level (FLOP/B)"), ("fraction", "of roof"), ("bound", "bound"))
+
+
+def _roof_frame(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.DataFrame:
+    """A kernel table `chart_data` can read: head rows carry the roofs, base rows only widen the domain.
+
+    Base rows lose their peaks, so the shared roofs are the head run's alone; every level's intensity stays, so
+    the domain fits all the points this chart draws.
+    """
+    base = base_kernels.copy()
+    for column in PEAK_COLUMNS:
+        if column in base:
+            base[column] = np.nan
+    frame = pd.concat([head_kernels, base], ignore_index=True)
+    frame["rank"] = np.arange(1, len(frame) + 1)
+    return frame
+
+
+def _level_ai(rows: pd.DataFrame, level: str, side: str, kernels: pd.DataFrame | None) -> pd.Series:
+    """A level's intensity for one side: the comparison's own column (DRAM), else the run's table by rank."""
+    own = f"{ai_column(level)}_{side}"
+    if own in rows:
+        return pd.to_numeric(rows[own], errors="coerce").astype(float)
+    if kernels is None or ai_column(level) not in kernels:
+        return pd.Series(np.nan, index=rows.index, dtype=float)
+    by_rank = kernels.set_index("rank")[ai_column(level)]
+    return pd.to_numeric(rows[f"rank_{side}"].map(by_rank), errors="coerce").astype(float)
+
+
+def arrow_rows(comparison_kernels: pd.DataFrame, top: int, base_kernels: pd.DataFrame | None = None,
+               head_kernels: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per drawn kernel and level (the first `top` kernels of the comparison, largest change first)."""
+    frames = [_arrow_rows(comparison_kernels, top, level, base_kernels, head_kernels) for level in LEVELS]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_kernels: pd.DataFrame | None,
+                head_kernels: pd.DataFrame | None) -> pd.DataFrame:
+    rows = comparison_kernels.head(top).reset_index(drop=True)
+    ai = {"base": _level_ai(rows, level, "base", base_kernels), "head": _level_ai(rows, level, "head", head_kernels)}
+
+    def drawable(side: str) -> pd.Series:
+        ai_side = ai[side]
+        perf = pd.to_numeric(rows[f"flop_per_s_{side}"], errors="coerce").astype(float)
+        return (np.isfinite(ai_side) & (ai_side > 0) & np.isfinite(perf) & (perf > 0)).astype(bool)
+
+    def both(column: str, fmt) -> list[str]:
+        return [f"{fmt(b)} → {fmt(h)}" for b, h in zip(rows[f"{column}_base"], rows[f"{column}_head"])]
+
+    def pct(value: float) -> str:
+        return "—" if pd.isna(value) else f"{100 * value:.1f} %"
+
+    side = np.where(rows["verdict"] == "removed", "base", "head")
+    frame = pd.DataFrame({
+        "key": np.arange(len(rows)),
+        "label": [short_kernel_name(for_chart(name), 30) for name in rows["kernel_name"]],
+        "kernel_name": rows["kernel_name"].astype(str).map(for_chart),
+        "shape": [for_chart(f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}") for i, s in enumerate(side)],
+        "verdict": rows["verdict"].astype(str),
+        "match": rows["match"].fillna("—").astype(str),
+        "time": both("time_s", lambda v: format_si(v, "s")),
+        "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
+        "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
+        "level": display(level),
+        "ai": [f"{format_number(b)} → {format_number(h)}"
+               for b, h in zip(ai["base"], ai["head"])],
+        "fraction": both("roofline_fraction", pct),
+        "bound": both("bound", lambda v: "—" if pd.isna(v) else str(v)),
+        "x_base": ai["base"], "y_base": rows["flop_per_s_base"].astype(float),
+        "x_head": ai["head"], "y_head": rows["flop_per_s_head"].astype(float),
+        "has_base": drawable("base").to_numpy(), "has_head": drawable("head").to_numpy(),
+    })
+    return frame
+
+
+def arrowhead_angle(x_domain: tuple[float, float], y_domain: tuple[float, float]) -> str:
+    """Vega expression: the screen angle (degrees clockwise from up, Vega's convention) of a base → head move on the
+    log-log plot, from the view's own `width` and `height`, so it holds at whatever size the page draws the chart
+    (a zoom scales both log axes alike and keeps it). A point with no move, or no base, points up."""
+    per_x = f"width / {math.log(x_domain[1] / x_domain[0])!r}"  # pixels per unit of natural log
+    per_y = f"height / {math.log(y_domain[1] / y_domain[0])!r}"
+    angle = (f"atan2({per_x} * log(datum.x_head / datum.x_base), {per_y} * log(datum.y_head / datum.y_base))"
+             " * 180 / PI")
+    return f"isFinite({angle}) ? ({angle} + 360) % 360 : 0"
+
+
+def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFrame, head_kernels: pd.DataFrame,
+                  ctx: ChartContext) -> vl.Spec:
+    """Roofs of the head run, and per kernel a rule + arrowhead from its base point to its head point.
+
+    `comparison_kernels` is the comparison table (largest change first); the first `ctx.top` rows are drawn.
+    `ctx.inputs` names the two runs, base then head.
+    """
+    roofs = chart_data(_roof_frame(base_kernels, head_kernels), ChartContext(
+        gpu=ctx.gpu, ceiling_source=ctx.ceiling_source, clock=ctx.clock, inputs=ctx.inputs,
+        top=len(base_kernels) + len(head_kernels) or 1))
+    arrows = arrow_rows(comparison_kernels, ctx.top, base_kernels, head_kernels)
+    moved = arrows["has_base"] & arrows["has_head"] & ((arrows["x_base"] != arrows["x_head"])
+                                                       | (arrows["y_base"] != arrows["y_head"]))
+    arrows["head_shape"] = np.where(moved, "triangle-up", "circle")
+
+    x_scale, y_scale = vl.log_scale(roofs.x_domain, nice=None), vl.log_scale(roofs.y_domain, nice=None)
+
+    def xy(x: str, y: str, *, titled: bool = True, formatted: bool = False) -> vl.Spec:
+        return roofline_xy(x, y, x_scale, y_scale, titled=titled, formatted=formatted)
+
+    verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[arrows["has_base"] | arrows["has_head"],
+                                                                  "verdict"])]
+    colour = vl.channel("verdict:N", title="verdict", scale=vl.ordinal_scale(verdicts, VERDICT_COLOURS))
+    emphasis = vl.when("kernel", 1.0, 0.35)
+    tooltip = vl.tooltip([(f"{field}:N", title) for field, title in _TOOLTIP_FIELDS])
+    arrow_data = {"name": "arrows"}
+
+    roof_lines = {
+        "data": {"name": "roofs"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},
+        "encoding": {**xy("x", "y", formatted=True), "detail": vl.channel("roof:N"),
+                     "color": vl.channel("colour:N", scale=None), "tooltip": vl.tooltip([("label:N", "roof")])},
+    }
+    roof_labels = {  # centred where chart_layout placed them
+        "data": {"name": "roof_labels"},
+        "mark": {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": 11,
+                 "fontWeight": "bold"},
+        "encoding": {**xy("x", "y", titled=False), "text": vl.channel("label:N"),
+                     "color": vl.channel("colour:N", scale=None), "angle": vl.channel("angle:Q", scale=None)},
+    }
+    rules = {
+        "data": arrow_data, "transform": [{"filter": "datum.has_base && datum.has_head"}],
+        "mark": {"type": "rule", "clip": True, "strokeWidth": 2},
+        "encoding": {**xy("x_base", "y_base"), "x2": {"field": "x_head"}, "y2": {"field": "y_head"},
+                     "color": colour, "opacity": emphasis, "tooltip": tooltip},
+    }
+    shown = arrows.loc[arrows["has_base"] | arrows["has_head"], "level"]
+    levels = [display(level) for level in LEVELS if display(level) in set(shown)] or [display(LEVELS[0])]
+    base_points = {
+        "data": arrow_data, "transform": [{"filter": "datum.has_base"}],
+        "mark": {"type": "point", "clip": True, "filled": False, "size": 60, "strokeWidth": 1.5},
+        "encoding": {**xy("x_base", "y_base"), "color": colour, "opacity": emphasis, "tooltip": tooltip,
+                     "shape": vl.channel("level:N", title="level (base point)",
+                                         scale=vl.ordinal_scale(levels, LEVEL_SHAPES))},
+    }
+    head_points = {
+        "name": HEADS_VIEW, "data": arrow_data,
+        "transform": [{"filter": "datum.has_head"},
+                      {"calculate": arrowhead_angle(roofs.x_domain, roofs.y_domain), "as": "angle"}],
+        "mark": {"type": "point", "clip": True, "filled": True, "size": 110},
+        "encoding": {**xy("x_head", "y_head"), "color": colour, "shape": vl.channel("head_shape:N", scale=None),
+                     "angle": vl.channel("angle:Q", scale=None), "opacity": emphasis, "tooltip": tooltip},
+    }
+    labels = {
+        "data": arrow_data, "transform": [{"filter": f"datum.has_head && datum.level === '{display(LEVELS[0])}'"}],
+        "mark": {"type": "text", "clip": True, "align": "left", "baseline": "middle", "dx": 8, "fontSize": 9},
+        "encoding": {**xy("x_head", "y_head"), "text": vl.channel("label:N"), "opacity": emphasis},
+    }
+
+    drawn = int((arrows["has_base"] | arrows["has_head"]).groupby(arrows["key"]).any().sum())
+    left_out = len(comparison_kernels) - drawn
+    subtitle = [for_chart(f"Roofs of the head run: {ctx.ceiling_source} · clock: {ctx.clock}"),
+                for_chart(" → ".join(ctx.inputs)) or "—",
+                f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
+                + (f"; {left_out} left out (zero FLOPs, no intensity, or beyond the top {ctx.top})"
+                   if left_out else "")]
+    title = for_chart(f"Roofline before → after — {ctx.gpu}")
+    return vl.top_level({
+        "layer": [roof_lines, roof_labels, rules, base_points, head_points, labels],
+        "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
+        # The page's <title>, and the roof label layout per plot size so the page fills the window (chart_files).
+        "usermeta": {"title": title + " — " + for_chart(" → ".join(ctx.inputs)), "fit": {"sizes": [
+            {**fit, "datasets": {"roof_labels": fit["datasets"]["roof_labels"]}} for fit in roofs.fits]}},
+        "params": [
+            {"name": "kernel", "select": {"type": "point", "fields": ["key"], "on": "pointerover",
+                                          "clear": "pointerout"}, "views": [HEADS_VIEW]},
+            {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": [HEADS_VIEW]},
+        ],
+        "resolve": {"scale": {"shape": "independent"}},
+        "title": {"text": title, "subtitle": subtitle,
+                  "anchor": "start"},
+    }, {"roofs": roofs.roofs, "roof_labels": roofs.roof_labels, "arrows": arrows})

@@ -1,0 +1,57 @@
+"""The comparison as JSON (schema in docs/json-schema.md): what a bot or a later CI step reads instead of parsing
+the Markdown. Deterministic: sorted keys, rows in the comparison's order, floats as Python writes them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from ...pipeline.gates import GateResult
+from ..jsonout import JSON_SCHEMA_VERSION, clean, records
+
+COMPARE_KIND = "comparison"
+
+
+def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *,
+                       top: int | None = None) -> dict[str, Any]:
+    """The JSON document as Python data; `top` keeps only the first rows (largest changes).
+
+    `info` is `Comparison.info()`: labels, both runs' metadata, options, warnings, gates, passed, counts.
+    """
+    shown = kernels if top is None else kernels.head(top)
+    base_label, head_label = info["labels"]
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "kind": COMPARE_KIND,
+        "base": {"label": base_label, "metadata": info["base_metadata"]},
+        "head": {"label": head_label, "metadata": info["head_metadata"]},
+        "options": info["options"],
+        "warnings": list(info["warnings"]),
+        "passed": info["passed"],
+        "counts": info["counts"],
+        "totals": {metric: {k: clean(v) for k, v in row.items()}
+                   for metric, row in totals.to_dict(orient="index").items()},
+        "gates": [gate_record(result) for result in info["gates"]],
+        "kernels": records(shown, tuple(shown.columns)),
+    }
+
+
+def gate_record(result: GateResult, *, must_judge: bool = True) -> dict[str, Any]:
+    """One gate's outcome. `must_judge`: a gate that judged nothing did not pass (compare); history gates over a
+    single run judge nothing by design and pass."""
+    gate = result.gate
+    return {
+        "expression": gate.text, "scope": gate.scope, "metric": gate.metric, "op": gate.op,
+        "threshold": gate.threshold, "relative": gate.relative,
+        "passed": result.passed and (result.judged or not must_judge),
+        "checked": result.checked, "skipped": result.skipped,
+        "failures": [{k: clean(v) for k, v in failure.items()} for failure in result.failures],
+    }
+
+
+def comparison_json(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *,
+                    top: int | None = None) -> str:
+    payload = comparison_payload(kernels, totals, info, top=top)
+    return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

@@ -1,0 +1,185 @@
+"""The comparison as Markdown for `$GITHUB_STEP_SUMMARY` and pull-request comments.
+
+Read top down by a reviewer: the outcome of the gates first, the totals base → head, what is not like for like,
+then the kernels that moved most, then what appeared or disappeared. Same helpers and look as the analyze summary.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from ...core.kernel_names import short_kernel_name
+from ...pipeline.gates import GateResult
+from ..numbers import cell as _cell
+from ..numbers import format_si as fmt_si
+from ..numbers import pct as _pct
+from ..safe_text import for_markdown_code, for_terminal
+
+VERDICT_MARKS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "neutral": "⚪ neutral",
+                 "added": "🆕 added", "removed": "➖ removed"}
+# (total metric, label, unit): how each headline total is written; None means a fraction shown in percent.
+_TOTAL_ROWS = (("time_s", "GPU time", "s"), ("headroom_s", "headroom (recoverable)", "s"),
+               ("flop_total", "FLOPs", "FLOP"), ("flop_per_s", "FLOP/s", "FLOP/s"),
+               ("roofline_fraction", "of roof (Σt_sol / Σtime)", None), ("kernels", "kernels", ""),
+               ("launches", "launches", ""))
+
+
+def signed_si(value: float, unit: str) -> str:
+    """'+1.2 µs', '-3 GFLOP/s', '0 s'; '—' when unknown."""
+    if value is None or pd.isna(value):
+        return "—"
+    return ("+" if value > 0 else "") + fmt_si(value, unit)
+
+
+def signed_pct(percent: float) -> str:
+    """A change already in percent: '+20.0%', '-6.3%'; '—' when unknown."""
+    if percent is None or pd.isna(percent) or not math.isfinite(percent):
+        return "—"
+    return f"{percent:+.1f}%"
+
+
+def signed_points(fraction_change: float) -> str:
+    """A change of a fraction, in percentage points: '+12.5 pt'."""
+    if fraction_change is None or pd.isna(fraction_change):
+        return "—"
+    return f"{100 * fraction_change:+.1f} pt"
+
+
+def launch_shape(grid: object, block: object) -> str:
+    """'(64,1,1)×(128,1,1)': grid × block without spaces, so tables keep room for the numbers."""
+    return f"{grid}×{block}".replace(" ", "")
+
+
+def kernel_label(name: object, grid: object, block: object) -> str:
+    shape = "" if pd.isna(grid) and pd.isna(block) else " " + launch_shape(grid, block)
+    return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
+
+
+def gate_outcome(result: GateResult, *, must_judge: bool = True) -> str:
+    """✅/❌ for one gate; `must_judge` as in `compare_json.gate_record`."""
+    if must_judge and not result.judged:
+        return "❌ nothing checked"
+    if result.passed:
+        return "✅ pass"
+    return "❌ fail"
+
+
+def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10) -> str:
+    """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...)."""
+    base_label, head_label = info["labels"]
+    lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
+             f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
+             f"Ceilings: {for_terminal(', '.join(info['ceiling_sources']) or 'none')}. "
+             f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}.",
+             "", "| total | base | head | change |", "|---|---:|---:|---:|"]
+    for metric, label, unit in _TOTAL_ROWS:
+        row = totals.loc[metric]
+        if unit is None:
+            cells = (_pct(row["base"]), _pct(row["head"]), signed_points(row["change"]))
+        elif metric in ("kernels", "launches"):
+            cells = (f"{row['base']:.0f}", f"{row['head']:.0f}", f"{row['change']:+.0f}")
+        else:
+            cells = (fmt_si(row["base"], unit), fmt_si(row["head"], unit),
+                     f"{signed_si(row['change'], unit)} ({signed_pct(row['change_pct'])})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    if info["warnings"]:
+        lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
+    lines += _gate_section(info["gates"])
+    lines += _kernel_section(kernels, top)
+    lines += _added_removed_section(kernels)
+    return "\n".join(lines) + "\n"
+
+
+def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
+    counts = info["counts"]
+    tally = ", ".join(f"{counts[v]} {v}" for v in ("regression", "improvement", "neutral", "added", "removed")
+                      if counts[v])
+    gates = info["gates"]
+    if not gates:
+        outcome = "No gates set"
+    elif info["passed"]:
+        outcome = f"✅ **All {len(gates)} gates passed**"
+    else:
+        failed = sum(not (r.passed and r.judged) for r in gates)
+        outcome = f"❌ **{failed} of {len(gates)} gates failed**"
+    time = totals.loc["time_s"]
+    return (f"{outcome}. GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
+            f"({signed_pct(time['change_pct'])}). Kernels: {tally or 'none'}.")
+
+
+def _gate_section(gates: list[GateResult]) -> list[str]:
+    if not gates:
+        return []
+    lines = ["", "### Gates", "", "| gate | scope | result | checked | failing |", "|---|---|---|---:|---|"]
+    for result in gates:
+        gate = result.gate
+        failing = []
+        for failure in result.failures[:5]:
+            value = signed_pct(failure["change_pct"]) if gate.relative else _signed_value(gate.metric,
+                                                                                          failure["change"])
+            where = "total" if gate.scope == "total" else kernel_label(failure["kernel_name"], failure["grid"],
+                                                                        failure["block"])
+            failing.append(f"{where} {value}")
+        if len(result.failures) > 5:
+            failing.append(f"and {len(result.failures) - 5} more")
+        lines.append(f"| {for_markdown_code(gate.text, table_cell=True)} | "
+                     f"{'per kernel' if gate.scope == 'kernel' else 'totals'} | "
+                     f"{gate_outcome(result)} | {result.checked} | {'; '.join(failing) or '—'} |")
+    return lines
+
+
+def _signed_value(metric: str, value: float) -> str:
+    if metric == "roofline_fraction":
+        return signed_points(value)
+    unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP"}.get(
+        metric, "")
+    return signed_si(value, unit)
+
+
+def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
+    matched = kernels[kernels["match"].notna()].head(top)
+    if not len(matched):
+        return []
+    lines = ["", f"### Top {len(matched)} kernels by time change", "",
+             "| kernel | verdict | time base → head | change | FLOP/s change | of roof base → head | bound | match |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
+    for row in matched.itertuples(index=False):
+        shape = launch_shape(row.grid_head, row.block_head)
+        if row.match == "name_only":
+            shape = f"{launch_shape(row.grid_base, row.block_base)} → {shape}"
+        bound = change_text(row.bound_base, row.bound_head)
+        verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict))
+        if row.gates_failed:
+            verdict += f" (fails {for_markdown_code(row.gates_failed, table_cell=True)})"
+        lines.append(
+            f"| {for_markdown_code(short_kernel_name(str(row.kernel_name)), table_cell=True)} "
+            f"{_cell(for_terminal(shape))} | {verdict} | "
+            f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} | "
+            f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
+            f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "
+            f"{_pct(row.roofline_fraction_head)} | {_cell(bound)} | {row.match} |")
+    return lines
+
+
+def change_text(before: object, after: object) -> str:
+    """'dram' when a label did not change, 'fp32 → dram' when it did; '—' for unknown."""
+    b, a = ("—" if pd.isna(v) else str(v) for v in (before, after))
+    return a if a == b else f"{b} → {a}"
+
+
+def _added_removed_section(kernels: pd.DataFrame) -> list[str]:
+    lines: list[str] = []
+    for verdict, side in (("added", "head"), ("removed", "base")):
+        rows = kernels[kernels["verdict"] == verdict]
+        if not len(rows):
+            continue
+        lines += ["", f"### {verdict.capitalize()} ({len(rows)})", ""]
+        for row in rows.itertuples(index=False):
+            lines.append(f"- {kernel_label(row.kernel_name, getattr(row, f'grid_{side}'), getattr(row, f'block_{side}'))}"
+                         f": {fmt_si(getattr(row, f'time_s_{side}'), 's')}, "
+                         f"launches: {getattr(row, f'launches_{side}')}")
+    return lines

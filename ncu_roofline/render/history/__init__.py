@@ -1,0 +1,1 @@
+"""A history's outputs: trend chart, terminal table, Markdown, JSON."""

@@ -1,0 +1,75 @@
+"""The trend chart of `history -o DIR`: one line per top kernel (time over runs, runs on x in run order), with
+the noise band the gates judge against drawn behind each line over the window it was taken from. A Vega-Lite spec
+written as plain data, like every chart here (render/vegalite.py says why)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...core.kernel_names import short_kernel_name
+from .. import vegalite as vl
+from ..compare.markdown import launch_shape
+
+CHART_STEM = "history"
+WIDTH_PX = 640
+HEIGHT_PX = 360
+
+
+def _labels(summary: pd.DataFrame) -> pd.Series:
+    """'gemm (64,1,1)×(128,1,1)': short name and shape, so two kernels of one name never share a legend entry."""
+    names = summary["kernel_name"].fillna("").astype(str).map(short_kernel_name)
+    shapes = [launch_shape(g, b) for g, b in zip(summary["grid"], summary["block"])]
+    labels = [f"{name} {shape}" for name, shape in zip(names, shapes)]
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:  # one entry per top kernel: a handful of rows
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return pd.Series(unique, index=summary.index)
+
+
+def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFrame, *, top: int = 10,
+                  window: int = 10, band_name: str = "minmax") -> vl.Spec:
+    """`summary` (ordered, with `band_low`/`band_high`), `series` (long rows), `runs` (oldest first)."""
+    shown = summary.head(top).copy()
+    shown["label"] = _labels(shown)
+    run_order = runs["run_id"].astype(str).tolist()
+    points = series[series["series_id"].isin(shown["series_id"])].merge(
+        shown[["series_id", "label"]], on="series_id")
+    points = points.assign(run_id=points["run_id"].astype(str), kernel=points["kernel_name"].astype(str))[
+        ["label", "kernel", "run_id", "run_index", "time_s", "roofline_fraction", "bound"]]
+    points = points[points["time_s"] > 0]
+    newest = len(run_order) - 1
+    band_runs = list(range(max(0, newest - window), newest + 1))
+    bands = pd.DataFrame([{"label": row.label, "run_id": run_order[i], "band_low": row.band_low,
+                           "band_high": row.band_high} for row in shown.itertuples(index=False)
+                          for i in band_runs if np.isfinite(row.band_low) and np.isfinite(row.band_high)
+                          and row.band_low > 0],
+                         columns=["label", "run_id", "band_low", "band_high"])
+    x = vl.channel("run_id:O", sort=run_order, title="run (oldest → newest)",
+                   axis={"labelAngle": -45, "labelOverlap": True})
+    # one legend for both layers, drawn opaque (the band's opacity would otherwise fade its symbols)
+    colour = vl.channel("label:N", title="kernel", sort=shown["label"].tolist(),
+                        legend={"symbolOpacity": 1, "symbolType": "stroke", "symbolStrokeWidth": 3})
+    y_scale = vl.log_scale(None, nice=False, padding=12)  # fit the drawn times, not whole decades
+    band_title = "min–max" if band_name == "minmax" else "median ± k·MAD"
+    band = {
+        "data": {"name": "bands"}, "mark": {"type": "area", "opacity": 0.15},
+        "encoding": {"x": x, "y": vl.channel("band_low:Q", scale=y_scale), "y2": {"field": "band_high"},
+                     "color": colour},
+    }
+    lines = {
+        "data": {"name": "times"},
+        "mark": {"type": "line", "point": len(run_order) <= 60},  # markers while they stay apart
+        "encoding": {
+            "x": x, "y": vl.channel("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), "color": colour,
+            "tooltip": vl.tooltip([("kernel:N", "kernel"), ("run_id:N", "run"), ("time_s:Q", "time (s)"),
+                                   ("roofline_fraction:Q", "of roof"), ("bound:N", "bound")],
+                                  time_s=".3~g", roofline_fraction=".1%"),
+        },
+    }
+    title = {"text": f"Kernel time over {len(run_order)} runs — top {len(shown)} by change",
+             "subtitle": f"band: {band_title} of the {min(window, newest)} runs before the newest"}
+    return vl.top_level({"layer": [band, lines], "width": WIDTH_PX, "height": HEIGHT_PX, "title": title},
+                        {"bands": bands, "times": points})

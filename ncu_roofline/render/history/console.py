@@ -1,0 +1,116 @@
+"""The terminal view of a history: the kernels that moved most (with a sparkline of their time), then the gates.
+
+Takes plain tables (the summary and the per-kernel series) and a metadata dict; knows nothing of the dataset.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ...core.kernel_names import short_kernel_name
+from ...pipeline.gates import GateResult
+from ..compare.markdown import launch_shape, signed_pct, signed_points, signed_si
+from ..numbers import format_si as fmt_si
+
+SPARKS = "▁▂▃▄▅▆▇█"
+SPARK_RUNS = 30  # the newest runs drawn in a sparkline: a table cell, not a chart
+
+
+def sparkline(values: np.ndarray) -> str:
+    """One character per run, scaled between the series' own min and max; a space where the kernel was absent."""
+    known = values[~np.isnan(values)]
+    if not len(known):
+        return ""
+    low, high = float(known.min()), float(known.max())
+    span = high - low
+    return "".join(" " if math.isnan(v) else SPARKS[0 if span == 0 else min(len(SPARKS) - 1, int(
+        (v - low) / span * (len(SPARKS) - 1) + 0.5))] for v in values)
+
+
+def bound_text(first: object, newest: object) -> str:
+    first = "—" if pd.isna(first) else str(first)
+    newest = "—" if pd.isna(newest) else str(newest)
+    return first if first == newest else f"{first} → {newest}"
+
+
+def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, top: int = 10,
+                  title: str = "") -> Table:
+    """`summary` rows (largest time change first), `time_wide` (series × run index) for the sparklines."""
+    table = Table(title=escape(title), header_style="bold")
+    spark_title = f"time ({runs} runs)" if runs <= SPARK_RUNS else f"time (last {SPARK_RUNS} of {runs} runs)"
+    for name, justify in (("kernel", "left"), ("grid×block", "left"), ("runs", "right"), (spark_title, "left"), ("median before", "right"), ("newest", "right"), ("Δ time", "right"),
+                          ("Δ of roof", "right"), ("bound", "left")):
+        table.add_column(name, justify=justify, no_wrap=True, max_width=40 if name == "kernel" else None)
+    for row in summary.head(top).itertuples(index=False):
+        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
+            if row.series_id in time_wide.index else np.array([])
+        table.add_row(Text(short_kernel_name(str(row.kernel_name))), Text(launch_shape(row.grid, row.block)),
+                      str(row.runs), Text(sparkline(values)), fmt_si(row.time_s_median_before, "s"),
+                      fmt_si(row.time_s_newest, "s"), signed_pct(row.time_s_change_pct),
+                      signed_points(row.roofline_fraction_change), Text(bound_text(row.bound_first,
+                                                                                   row.bound_newest)))
+    return table
+
+
+def gate_line(result: GateResult) -> str:
+    """One rich-markup line: PASS/FAIL, the gate, and the failing kernels with their distance outside the band."""
+    gate = result.gate
+    mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+    scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
+    detail = ""
+    if result.failures:
+        parts = []
+        for f in result.failures[:3]:
+            name = "total" if gate.scope == "total" else short_kernel_name(str(f["kernel_name"]))
+            moved = signed_pct(f["change_pct"]) if gate.relative else signed_si(f["change"], "")
+            parts.append(f"{name} {moved} outside [{_num(f['band_low'])}, {_num(f['band_high'])}] of "
+                         f"{f['window_runs']} runs, since run {f['since_run_id']}")
+        detail = ": " + "; ".join(parts) + (f" and {len(result.failures) - 3} more" if len(result.failures) > 3
+                                            else "")
+    return f"{mark} {escape(gate.text)} ({scope}){escape(detail)}"
+
+
+def _num(value: object) -> str:
+    return "—" if value is None or pd.isna(value) else f"{float(value):.4g}"
+
+
+def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *, runs: int,
+                  newest_run_id: str | None, top: int = 10, console: Console | None = None) -> None:
+    console = console or Console()
+    if top:
+        shown = min(top, len(summary))
+        console.print(history_table(summary, time_wide, runs=runs, top=top,
+                                    title=f"{len(summary)} kernels over {runs} runs (newest {newest_run_id}) — "
+                                          f"top {shown} by time change against the median of earlier runs"))
+    for result in gates:
+        console.print(gate_line(result), highlight=False, soft_wrap=True)
+    if gates:
+        console.print("[bold red]gates failed[/]" if any(not r.passed for r in gates) else "[green]all gates passed[/]",
+                      highlight=False)
+
+
+def print_frame(frame: pd.DataFrame, *, console: Console | None = None, max_rows: int = 1000) -> None:
+    """Any result table (`--sql`) as a rich table: nulls as "—", at most `max_rows` rows."""
+    console = console or Console()
+    table = Table(header_style="bold")
+    for column in frame.columns:
+        table.add_column(str(column), no_wrap=True)
+    for row in frame.head(max_rows).itertuples(index=False):
+        table.add_row(*(Text("—" if _missing(v) else str(v)) for v in row))
+    console.print(table)
+    if len(frame) > max_rows:
+        console.print(f"({len(frame) - max_rows} more rows not shown)", highlight=False)
+
+
+def _missing(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False

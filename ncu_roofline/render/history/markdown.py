@@ -1,0 +1,38 @@
+"""The history as Markdown for `$GITHUB_STEP_SUMMARY`: gates first (what failed the job), then the movers."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...pipeline.gates import GateResult
+from ..compare.markdown import gate_outcome, kernel_label, signed_pct, signed_points, signed_si
+from ..numbers import format_si as fmt_si
+from .console import SPARK_RUNS, bound_text, sparkline
+
+
+def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *,
+                     metadata: dict[str, str], runs: int, newest_run_id: str | None, top: int = 10) -> str:
+    lines = ["## ncu-roofline history", "",
+             f"**{len(summary)} kernels** over **{runs} runs**, newest `{newest_run_id}`.", ""]
+    if gates:
+        lines += ["| gate | outcome | checked | failing kernels |", "|---|---|---:|---|"]
+        for result in gates:
+            failing = ", ".join(
+                f"{kernel_label(f['kernel_name'], f['grid'], f['block']) if result.gate.scope != 'total' else 'total'}"
+                f" {signed_pct(f['change_pct']) if result.gate.relative else signed_si(f['change'], '')}"
+                f" outside the band of {f['window_runs']} runs (since `{f['since_run_id']}`)"
+                for f in result.failures[:5]) or "—"
+            lines.append(f"| `{result.gate.text}` | {gate_outcome(result, must_judge=False)} | {result.checked} | {failing} |")
+        lines.append("")
+    spark = "runs" if runs <= SPARK_RUNS else f"the last {SPARK_RUNS} runs"
+    lines += [f"| kernel | runs | time over {spark} | median before | newest | Δ time | Δ of roof | bound |",
+              "|---|---:|---|---:|---:|---:|---:|---|"]
+    for row in summary.head(top).itertuples(index=False):
+        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
+            if row.series_id in time_wide.index else []
+        lines.append(f"| {kernel_label(row.kernel_name, row.grid, row.block)} | {row.runs} | "
+                     f"`{sparkline(values) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
+                     f"{fmt_si(row.time_s_newest, 's')} | {signed_pct(row.time_s_change_pct)} | "
+                     f"{signed_points(row.roofline_fraction_change)} | "
+                     f"{bound_text(row.bound_first, row.bound_newest)} |")
+    return "\n".join(lines) + "\n"

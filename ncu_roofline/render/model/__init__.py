@@ -1,0 +1,1 @@
+"""Analytic points' outputs: the model chart, terminal table, JSON."""

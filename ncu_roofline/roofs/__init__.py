@@ -1,0 +1,1 @@
+"""Roofs as data: the built-in GPU table, users' ceilings files, peaks and ridge points."""
