@@ -74,8 +74,8 @@ class AppWeighting:
         return {APP_GPU_TIME: self.app_gpu_time_s, PROFILED_SHARE: self.profiled_share,
                 "unprofiled_kernels": int(len(self.unprofiled)),
                 "unprofiled": [{"name": str(r.name), "grid": None if pd.isna(r.grid) else str(r.grid),
-                                "block": None if pd.isna(r.block) else str(r.block), APP_LAUNCHES: int(getattr(r, APP_LAUNCHES)),
-                                APP_TIME: float(getattr(r, APP_TIME)),
+                                "block": None if pd.isna(r.block) else str(r.block),
+                                APP_LAUNCHES: int(getattr(r, APP_LAUNCHES)), APP_TIME: float(getattr(r, APP_TIME)),
                                 APP_TIME_SHARE: float(getattr(r, APP_TIME_SHARE))}
                                for r in rows.itertuples(index=False)]}
 
