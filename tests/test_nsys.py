@@ -322,3 +322,40 @@ def test_the_timeline_csv_reader_reads_units_and_several_reports(tmp_path):
     assert timeline.kernels["name"].tolist() == ["model_kernel"]
     assert timeline.kernels["time_s"].tolist() == pytest.approx([2500.5e-6])
     assert timeline.kernels["instances"].tolist() == [20]
+
+
+def test_compare_weights_both_runs_by_their_own_timelines(tmp_path):
+    """fixtures/compare: base and head profiles; each its own timeline. reduce_sum ran 1 ms (base) and 0.9 ms
+    (head) over the run, copy_kernel 2 ms in both; the base timeline has 11 ms of a kernel never profiled:
+    base profiled share = (30 + 1 + 2) / 44 = 0.75, head = 1.0. gemm_tile has two launch shapes in each profile and
+    one shapeless row in each CSV: shared, no app time."""
+    base_tl, head_tl = tmp_path / "b.csv", tmp_path / "h.csv"
+    base_tl.write_text(timeline_csv([("gemm_tile(float *, const float *, int)", 30_000_000, 300),
+                                     ("reduce_sum(const float *, float *, int)", 1_000_000, 100),
+                                     ("copy_kernel(float *, const float *)", 2_000_000, 200),
+                                     ("other_kernel(int)", 11_000_000, 10)]))
+    head_tl.write_text(timeline_csv([("gemm_tile(float *, const float *, int)", 28_000_000, 300),
+                                     ("reduce_sum(const float *, float *, int)", 900_000, 100),
+                                     ("copy_kernel(float *, const float *)", 2_000_000, 200)]))
+    run = _cli("compare", str(FIXTURES / "compare" / "base.csv"), str(FIXTURES / "compare" / "head.csv"),
+               "--nsys", str(base_tl), "--nsys", str(head_tl), "--json", str(tmp_path / "c.json"))
+    assert run.returncode == 0, run.stderr
+    assert "base: The profile covers 75 %" in run.stdout and "head: The profile covers 100 %" in run.stdout
+    summary = json.loads((tmp_path / "c.json").read_text())
+    assert summary["totals"]["profiled_share"]["base"] == pytest.approx(0.75)
+    assert summary["totals"]["app_gpu_time_s"]["head"] == pytest.approx(0.0309)  # 28 + 0.9 + 2 ms
+    rows = {r["kernel_name"]: r for r in summary["kernels"]}
+    assert rows["reduce_sum(const float *, float *, int)"]["app_time_s_change"] == pytest.approx(-0.0001)
+    once = _cli("compare", str(FIXTURES / "compare" / "base.csv"), str(FIXTURES / "compare" / "head.csv"),
+                "--nsys", str(base_tl))
+    assert once.returncode == 2 and "--nsys is given twice" in once.stderr
+
+
+def test_history_keeps_the_app_columns_of_a_weighted_run(tmp_path):
+    run = _cli("analyze", str(PROFILE), "--nsys", str(FIXTURES / "nsys" / "kern_sum_2024.csv"), "--history",
+               str(tmp_path / "h"), "--run-id", "r1", "--rows", "0")
+    assert run.returncode == 0, run.stderr
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(tmp_path / "h", format="parquet", partitioning="hive").to_table().to_pandas()
+    assert sorted(table["app_time_s"].dropna().tolist()) == pytest.approx([0.05, 0.4])

@@ -178,6 +178,8 @@ def compare(
     summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
+    nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
+                                                      "head run's (see analyze --nsys)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
@@ -199,9 +201,11 @@ def compare(
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         groups = grouping(group_by)
+        if nsys and len(nsys) != 2:
+            raise InputError(None, "--nsys is given twice to compare: the base run's timeline, then the head's")
         runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, **groups,
-                             allow_empty=True)
-                for path in (base, head)]
+                             allow_empty=True, nsys=_checked_text(timeline, "--nsys") if timeline is not None else None)
+                for path, timeline in zip((base, head), nsys or (None, None))]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
