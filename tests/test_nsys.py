@@ -196,6 +196,20 @@ def test_name_forms_mangled_base_and_truncated():
     assert app.profiled_share == pytest.approx(1.0) and app.notes == []
 
 
+def test_demangler_spellings_of_one_name_match():
+    """ncu prints `(int)4`, `(bool)1`, `const double *`, `<unnamed>`; nsys's demangler `4`, `true`, `double const*`,
+    `(anonymous namespace)`: one kernel."""
+    groups = _groups((1, "void at::native::<unnamed>::k<(int)4, (bool)1>(const double *, float *)", None, None, 1,
+                      0.5))
+    timeline = _timeline(("void at::native::(anonymous namespace)::k<4, true>(double const*, float*)", "k", None,
+                          None, None, 7, 2.0),
+                         ("void at::native::(anonymous namespace)::k<4, false>(double const*, float*)", "k", None,
+                          None, None, 1, 1.0))
+    app = weight_by_timeline(groups, timeline)
+    assert app.kernels["app_match"].tolist() == ["demangled"] and app.kernels["app_launches"].tolist() == [7]
+    assert app.profiled_share == pytest.approx(2 / 3)  # 2 s of 3
+
+
 def test_a_base_name_of_several_template_instances_is_ambiguous_never_guessed():
     """The base `gemm` names gemm<32> (3 s) and gemm<64> (1 s): no app time, a note naming both. Unresolved, their
     4 s count as unprofiled: profiled share = 0 / 4."""

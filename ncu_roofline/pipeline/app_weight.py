@@ -13,8 +13,9 @@ spent in kernels the profile reached) and the kernels it never reached, largest 
 
 A group's name is looked up in this order, the first step that finds the name deciding (`app_match`):
 
-1. `demangled`: the same demangled name, spaces, `(anonymous namespace)`/`<unnamed>` spellings and the old
-   demangler's `<int=4>` aside;
+1. `demangled`: the same demangled name, what the two tools' demanglers spell differently aside (spaces,
+   `(anonymous namespace)`/`<unnamed>`, `(int)4`/`4`, `(bool)1`/`true`, `const T *`/`T const*`, the old
+   `<int=4>`);
 2. `truncated`: a name ncu printed cut (`unnamed>::k(float)`, missing its front; or ending in `...`): the
    timeline's one name it ends (or starts) with;
 3. `base`: the function's base name (`:base` CSVs, `ncu --print-kernel-base function`);
@@ -53,6 +54,11 @@ AMBIGUOUS, SHARED, OTHER_SHAPE, ABSENT = "ambiguous", "shared", "other_shape", "
 UNPROFILED_COLUMNS = ("name", "grid", "block", APP_LAUNCHES, APP_TIME, APP_TIME_SHARE)
 _ANONYMOUS = re.compile(r"\(anonymous namespace\)|<unnamed>|\{anon\}")
 _OLD_TEMPLATE_ARG = re.compile(r"(?<=[<,])\s*[A-Za-z_][\w: ]*?=(?!=)")  # `kernelBLFit<int=4>` (ncu 2019/2020)
+# Demanglers differ: `(int)4` / `4`, `(bool)1` / `true`, `const double *` / `double const*`.
+_LITERAL_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool|unsigned)\)(?=-?\d)")
+_BOOLEAN = {"true": "1", "false": "0"}
+_BOOLEAN_WORD = re.compile(r"\b(true|false)\b")
+_EAST_CONST = re.compile(r"\b([A-Za-z_][\w:]*)\s+const\b")
 _SPACE = re.compile(r"\s+")
 _ELLIPSIS = ("...", "…")
 _LISTED = 5  # kernels named in one note
@@ -83,7 +89,9 @@ class AppWeighting:
 def canonical_name(name: str) -> str:
     """A demangled name as both tools' demanglers agree on it: no spaces, one spelling of anonymous namespaces."""
     text = _ANONYMOUS.sub("{anon}", str(name))
-    return _SPACE.sub("", _OLD_TEMPLATE_ARG.sub("", text))
+    text = _OLD_TEMPLATE_ARG.sub("", text)
+    text = _BOOLEAN_WORD.sub(lambda m: _BOOLEAN[m.group(1)], _LITERAL_CAST.sub("", text))
+    return _SPACE.sub("", _EAST_CONST.sub(r"const \1", text))
 
 
 def _cut(canon: str) -> tuple[str, str] | None:
