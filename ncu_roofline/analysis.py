@@ -123,7 +123,7 @@ class Analysis:
 
         return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top,
                                  gpu=self.chart_context().gpu, chart=chart, notes=self.notes,
-                                 coverage=_coverage(self.app), unprofiled=_unprofiled(self.app))
+                                 app=self.app)
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
@@ -237,12 +237,6 @@ def _coverage(app: AppWeighting | None) -> str | None:
     from .render.analysis.timeline import coverage_sentence
 
     return coverage_sentence(app) if app is not None else None
-
-
-def _unprofiled(app: AppWeighting | None) -> list[str]:
-    from .render.analysis.timeline import unprofiled_lines
-
-    return unprofiled_lines(app) if app is not None else []
 
 
 def _ceiling_options(devices: dict, gpu: str | None, ceilings: str | Path | None, clock: str) -> CeilingOptions:

@@ -6,6 +6,7 @@ import pandas as pd
 
 from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
+from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals
 from ..numbers import cell as _cell
 from ..numbers import format_number
@@ -33,11 +34,15 @@ def totals_sentence(totals: dict) -> str:
 
 def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
                       gpu: str | None = None, chart: str | None = None, notes: list[str] = (),
-                      coverage: str | None = None, unprofiled: list[str] = ()) -> str:
+                      app: AppWeighting | None = None) -> str:
     """The summary: totals (unknown where any kernel's is), the GPU and its ceiling source, inputs by file name, a
     link to the chart (`chart`: a path relative to the summary, an image when it is a PNG), the first `top` ranked
-    kernels with their intensity at every level and their bound, then the run-level notes. `coverage` (with
-    --nsys): the sentence on how much of the run the profile covers, first; the table then adds the app columns."""
+    kernels with their intensity at every level and their bound, then the run-level notes. With `app` (--nsys):
+    how much of the run the profile covers, first; the app columns; the largest kernels never profiled."""
+    from .timeline import coverage_sentence, unprofiled_lines
+
+    coverage = coverage_sentence(app) if app is not None else None
+    unprofiled = unprofiled_lines(app, name=for_markdown_code) if app is not None else []
     totals = run_totals(kernels, launches)
     not_ok = int((launches["status"] != "ok").sum())
     lines = [
@@ -75,8 +80,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             f"{fmt_si(row.headroom_s, 's')} |"
             + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else ""))
     if unprofiled:
-        lines += ["", *(f"- {_cell(for_terminal(line.strip()))}" if line.startswith("  ") else line
-                        for line in unprofiled)]
+        lines += ["", *(f"- {line.strip()}" if line.startswith("  ") else line for line in unprofiled)]
     if not_ok:
         lines += ["", f"{counted(not_ok, 'launch row carries', 'launch rows carry')} a status other than `ok` "
                          "(see `launches.parquet`)."]
