@@ -373,3 +373,22 @@ def test_history_keeps_the_app_columns_of_a_weighted_run(tmp_path):
 
     table = ds.dataset(tmp_path / "h", format="parquet", partitioning="hive").to_table().to_pandas()
     assert sorted(table["app_time_s"].dropna().tolist()) == pytest.approx([0.05, 0.4])
+
+
+def test_batch_finds_each_reports_timeline_by_name(tmp_path):
+    """run1.csv's timeline is run1.sqlite (dgemm 400 ms of 600), run2.csv's run2_cuda_gpu_kern_sum.csv; run3.csv has
+    none: that report fails with a line saying where its timeline was looked for, the others are appended."""
+    reports, timelines = tmp_path / "reports", tmp_path / "timelines"
+    reports.mkdir()
+    timelines.mkdir()
+    for name in ("run1.csv", "run2.csv", "run3.csv"):
+        (reports / name).write_bytes(PROFILE.read_bytes())
+    _sqlite(timelines / "run1.sqlite", _three_kernels())
+    (timelines / "run2_cuda_gpu_kern_sum.csv").write_text(timeline_csv([(DGEMM, 100_000_000, 10)]))
+    run = _cli("batch", str(reports), "--history", str(tmp_path / "h"), "--nsys", str(timelines), "--jobs", "1")
+    assert run.returncode != 0 and "run3.csv" in run.stderr and "run3_cuda_gpu_kern_sum.csv" in run.stderr
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(tmp_path / "h", format="parquet", partitioning="hive").to_table().to_pandas()
+    dgemm = table[(table["kernel_name"] == DGEMM) & table["app_time_s"].notna()]
+    assert dict(zip(dgemm["run_id"].astype(str), dgemm["app_time_s"])) == pytest.approx({"run1": 0.4, "run2": 0.1})
