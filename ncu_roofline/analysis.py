@@ -16,7 +16,8 @@ import pandas as pd
 
 from .core.errors import InputError
 from .core.version import __version__
-from .core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
+from .core.vocabulary import APP_HEADROOM, KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
+from .pipeline.app_weight import AppWeighting
 from .pipeline.catalogue import Catalogue, load_catalogue
 from .pipeline.ceilings import CeilingOptions, resolve_devices
 from .pipeline.derive import Gap
@@ -50,6 +51,10 @@ class Analysis:
     # `analyze --points`: the points on this run's roofs, and which kernel group (rank) each one names.
     model_points: pd.DataFrame | None = None
     model_pairs: pd.DataFrame | None = None
+    # `analyze --nsys`: the run's totals over Nsight Systems' timeline (pipeline/app_weight.py); the kernel table
+    # then carries the app_* columns and is ranked by app_headroom_s.
+    app: AppWeighting | None = None
+    timeline: InputFile | None = None
 
     def metadata(self) -> dict[str, str]:
         """File metadata for every artifact: deterministic (no timestamps)."""
@@ -63,6 +68,8 @@ class Analysis:
             "ncu_roofline.ceilings": json.dumps(sources),
             "ncu_roofline.options": json.dumps(self.options, sort_keys=True, default=str),
             "ncu_roofline.notes": json.dumps(self.notes),
+            **({"ncu_roofline.nsys": json.dumps({"path": self.timeline.path, "sha256": self.timeline.sha256,
+                                                 **self.app.summary(top=20)})} if self.app is not None else {}),
         }
 
     def chart(self, top: int = 20):
@@ -80,7 +87,8 @@ class Analysis:
         return ChartContext(gpu=", ".join(sorted(devices)) or str(self.options.get("gpu") or "unknown GPU"),
                             ceiling_source=", ".join(sorted(sources)) or "none",
                             clock=str(self.options.get("clock", "measured")),
-                            inputs=[str(f.path) for f in self.inputs], top=top)
+                            inputs=[str(f.path) for f in self.inputs], top=top,
+                            timeline=_coverage(self.app))
 
     @property
     def input_paths(self) -> list[Path]:
@@ -106,14 +114,16 @@ class Analysis:
         """The JSON summary (docs/json-schema.md)."""
         from .render.jsonout import analysis_json
 
-        return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points)
+        return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points,
+                             app=self.app.summary(top=top) if self.app is not None else None)
 
     def markdown(self, *, top: int = 10, chart: str | None = None) -> str:
         """The Markdown summary for CI step summaries and pull-request comments (`chart`: a link to put in it)."""
         from .render.analysis.markdown import analysis_markdown
 
         return analysis_markdown(self.kernels, self.launches, [f.path for f in self.inputs], top=top,
-                                 gpu=self.chart_context().gpu, chart=chart, notes=self.notes)
+                                 gpu=self.chart_context().gpu, chart=chart, notes=self.notes,
+                                 app=self.app)
 
 
 def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None, ceilings: str | Path | None = None,
@@ -121,7 +131,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
             nvtx_include: str | None = None,
             catalogue: Catalogue | None = None, progress: Callable[[int], None] | None = None,
             points: str | Path | None = None, allow_empty: bool = False, kernel: str | None = None,
-            exclude: str | None = None, sort: str = "headroom") -> Analysis:
+            exclude: str | None = None, sort: str = "headroom", nsys: str | Path | None = None,
+            nsys_device: int | None = None) -> Analysis:
     """Analyse ncu exports or reports: one Analysis for all the inputs together.
 
     A run in which no kernel can be placed on a roofline (no counters, or no roofs) raises `InputError` saying
@@ -129,7 +140,9 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
 
     `points`: a points file (model/points.py) drawn beside the measured kernels; the kernel table gains the
     model columns (model/match.py). `group_by_op`: kernel groups are PyTorch operators read from
-    `emit_nvtx()` ranges (torch_ranges.py), forward and backward apart."""
+    `emit_nvtx()` ranges (torch_ranges.py), forward and backward apart. `nsys`: Nsight Systems' timeline of the run
+    (readers/nsys.py: a cuda_gpu_kern_sum CSV or the SQLite export; `nsys_device`: one GPU of it) weights each
+    kernel group by its time over the whole run and ranks by `app_headroom_s` (pipeline/app_weight.py)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     model_input = None
@@ -137,6 +150,13 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         from .model.points import read_points
 
         model_input = read_points(points)  # a malformed points file fails before large inputs are read
+    timeline = None
+    if nsys is not None:
+        from .readers.nsys import read_timeline
+
+        timeline = read_timeline(nsys, device=nsys_device)  # a bad timeline fails before large inputs are read
+    elif nsys_device is not None or sort == "app_headroom":
+        raise InputError(None, "--nsys-device and --sort app_headroom need --nsys FILE (the run's timeline)")
     if clock not in {"measured", "max"}:
         raise InputError(None, f"--clock must be 'measured' or 'max', not {clock!r}")
     catalogue = catalogue or load_catalogue()
@@ -177,8 +197,16 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     unplaced = unplaced_note(kernels, launch_table)
     if unplaced:
         notes.append(unplaced)
-    if kernel is not None or exclude is not None or sort != "headroom":  # --kernel/--exclude/--sort (select.py)
-        from .pipeline.select import select_kernels, select_launches
+    app = None
+    if timeline is not None:
+        from .pipeline.app_weight import weight_by_timeline
+
+        app = weight_by_timeline(kernels, timeline.kernels)
+        kernels = rank_kernels(app.kernels, by=APP_HEADROOM)
+        notes += [*timeline.notes, *app.notes]
+        sort = "app_headroom" if sort == "headroom" else sort
+    if kernel is not None or exclude is not None or sort not in ("headroom", "app_headroom"):
+        from .pipeline.select import select_kernels, select_launches  # --kernel/--exclude/--sort
 
         kernels = select_kernels(kernels, kernel=kernel, exclude=exclude, sort=sort)
         launch_table = select_launches(launch_table, kernels)
@@ -197,9 +225,18 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
                  **({"group_by_op": True} if group_by_op else {}),
                  **({"points": str(points)} if points is not None else {}),
                  **{k: v for k, v in (("kernel", kernel), ("exclude", exclude)) if v is not None},
-                 **({"sort": sort} if sort != "headroom" else {})},
-        model_points=model_points, model_pairs=model_pairs,
+                 **({"sort": sort} if sort not in ("headroom", "app_headroom") else {}),
+                 **({"nsys": str(nsys)} if nsys is not None else {}),
+                 **({"nsys_device": nsys_device} if nsys_device is not None else {})},
+        model_points=model_points, model_pairs=model_pairs, app=app,
+        timeline=InputFile(str(nsys), _sha256(Path(nsys))) if nsys is not None else None,
     )
+
+
+def _coverage(app: AppWeighting | None) -> str | None:
+    from .render.analysis.timeline import coverage_sentence
+
+    return coverage_sentence(app) if app is not None else None
 
 
 def _ceiling_options(devices: dict, gpu: str | None, ceilings: str | Path | None, clock: str) -> CeilingOptions:

@@ -48,6 +48,21 @@ class BatchOptions:
     labels: Mapping[str, str] = field(default_factory=dict)
     replace: bool = False
     analyze: Mapping[str, object] = field(default_factory=dict)  # keyword arguments of ncu_roofline.analyze
+    nsys_dir: str | None = None  # `batch --nsys DIR`: each report's Nsight Systems timeline, found by name there
+
+
+# Where `batch --nsys DIR` looks for a report's timeline, in this order ({stem}: the report's name without suffix).
+TIMELINE_NAMES = ("{stem}.sqlite", "{stem}_cuda_gpu_kern_sum.csv", "{stem}.csv")
+
+
+def timeline_for(report: str | Path, folder: str | Path) -> Path:
+    """The timeline of `report` in `folder` (TIMELINE_NAMES); an InputError naming what was looked for if none."""
+    stem = _stem(Path(report).name)
+    names = [pattern.format(stem=stem) for pattern in TIMELINE_NAMES]
+    for name in names:
+        if (Path(folder) / name).is_file():
+            return Path(folder) / name
+    raise InputError(report, f"no Nsight Systems timeline for it in {folder} (looked for {', '.join(names)})")
 
 
 def plan_jobs(inputs: list[str | Path]) -> list[BatchJob]:
@@ -80,7 +95,8 @@ def analyse_report(job: BatchJob, options: BatchOptions) -> BatchOutcome:
     from .history.store import append_analysis
 
     try:
-        analysis = analyze([job.path], **dict(options.analyze))
+        timeline = {"nsys": timeline_for(job.path, options.nsys_dir)} if options.nsys_dir else {}
+        analysis = analyze([job.path], **dict(options.analyze), **timeline)
         run_time = datetime.fromtimestamp(os.stat(job.path).st_mtime, tz=timezone.utc)
         append_analysis(Path(options.history), analysis, run_id=job.run_id, labels=options.labels,
                         run_time=run_time, replace=options.replace)

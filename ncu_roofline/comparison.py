@@ -23,7 +23,7 @@ import pandas as pd
 from .analysis import Analysis
 from .compare.changes import DEFAULT_TIME_THRESHOLD_PCT, VERDICTS, kernel_changes, total_changes
 from .core.errors import InputError
-from .core.vocabulary import def_quantity, is_def_column
+from .core.vocabulary import APP_GPU_TIME, PROFILED_SHARE, def_quantity, is_def_column
 from .pipeline.gates import Gate, GateResult, evaluate_gates, parse_gate
 
 
@@ -88,7 +88,9 @@ class Comparison:
         return {"labels": self.labels, "base_metadata": self.base.metadata(), "head_metadata": self.head.metadata(),
                 "metadata": self.metadata(), "options": self.options, "warnings": self.warnings,
                 "gates": self.gates, "passed": self.passed, "counts": self.counts(),
-                "ceiling_sources": sorted(sources)}
+                "ceiling_sources": sorted(sources),
+                **({"timelines": [_coverage(run.app) for run in (self.base, self.head)]}
+                   if self.base.app is not None or self.head.app is not None else {})}
 
     @property
     def input_paths(self) -> list[Path]:
@@ -124,6 +126,10 @@ def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: I
     kernels = kernel_changes(base.kernels, base.launches, head.kernels, head.launches, min_time_s=min_time_s,
                              time_threshold_pct=time_threshold_pct)
     totals = total_changes(base.kernels, head.kernels)
+    if base.app is not None or head.app is not None:  # --nsys: the run's GPU time and the share profiled
+        for metric in (APP_GPU_TIME, PROFILED_SHARE):
+            b, h = (getattr(run.app, metric) if run.app is not None else float("nan") for run in (base, head))
+            totals.loc[metric] = [b, h, h - b, 100.0 * (h - b) / abs(b) if b else float("nan")]
     results = evaluate_gates(parsed, kernels, totals)
     failed: dict[int, list[str]] = {}
     for result in results:
@@ -180,6 +186,12 @@ def _ceiling_kinds(kernels: pd.DataFrame) -> set[str]:
 
 def _listing(values: set[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)) if values else "none"
+
+
+def _coverage(app) -> str | None:
+    from .render.analysis.timeline import coverage_sentence
+
+    return coverage_sentence(app) if app is not None else None
 
 
 def run_label(analysis: Analysis) -> str:

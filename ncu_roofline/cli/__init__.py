@@ -62,6 +62,11 @@ def analyze(
     sort: str = typer.Option("headroom", "--sort", help="Rank by 'headroom', 'time' or 'fraction' (lowest first)."),
     precision: Optional[str] = typer.Option(None, "--precision", help="Also one chart per precision, e.g. "
                                                                       "fp32,fp16,tensor,fp64 (needs -o)."),
+    nsys: Optional[str] = typer.Option(None, "--nsys", help="Nsight Systems timeline of the run (nsys stats "
+                                       "--report cuda_gpu_kern_sum --format csv, or nsys export --type sqlite): "
+                                       "weight by the whole run's time."),
+    nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU (deviceId) of a "
+                                                                          "multi-GPU --nsys SQLite timeline."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from .. import analyze as run_analysis
@@ -87,7 +92,8 @@ def analyze(
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups,
                                   nvtx_include=nvtx_include, progress=progress, points=points,
-                                  allow_empty=allow_empty, kernel=kernel, exclude=exclude, sort=sort)
+                                  allow_empty=allow_empty, kernel=kernel, exclude=exclude, sort=sort,
+                                  nsys=_checked_text(nsys, "--nsys"), nsys_device=nsys_device)
         if result.model_points is not None:
             unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
             if unmatched:
@@ -112,10 +118,11 @@ def analyze(
             append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write("".join(text for text in to_stdout if text))
         if rows and str(json_out) != "-":
-            print_summary(result.kernels, top=rows, console=stdout,
+            print_summary(result.kernels, top=rows, console=stdout, app=result.app,
                           title=f"{counted(len(result.kernels), 'kernel')}, "
                                 f"{counted(result.launch_count, 'launch', 'launches')} — "
-                                f"top {min(rows, len(result.kernels))} by {sort}")
+                                f"top {min(rows, len(result.kernels))} by "
+                                f"{'app_headroom_s' if result.app is not None and sort == 'headroom' else sort}")
             from ..pipeline.totals import run_totals
             from ..render.analysis.markdown import totals_sentence
 
@@ -171,6 +178,8 @@ def compare(
     summary_md_arg: Optional[str] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
+    nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
+                                                      "head run's (see analyze --nsys)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
@@ -192,9 +201,11 @@ def compare(
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         groups = grouping(group_by)
+        if nsys and len(nsys) != 2:
+            raise InputError(None, "--nsys is given twice to compare: the base run's timeline, then the head's")
         runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, **groups,
-                             allow_empty=True)
-                for path in (base, head)]
+                             allow_empty=True, nsys=_checked_text(timeline, "--nsys") if timeline is not None else None)
+                for path, timeline in zip((base, head), nsys or (None, None))]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
         for warning in result.warnings:
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,

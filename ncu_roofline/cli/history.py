@@ -103,6 +103,9 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
         clock: str = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'."),
         group_by: str = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP),
+        nsys: Optional[Path] = typer.Option(None, "--nsys", help="A folder of Nsight Systems timelines, one per "
+                                                                 "report: STEM.sqlite, STEM_cuda_gpu_kern_sum.csv "
+                                                                 "or STEM.csv (see analyze --nsys)."),
     ) -> None:
         """One analysis per report, each appended to the history as its own run (id: the file name's stem)."""
         from ..batch import BatchOptions, plan_jobs, run_batch
@@ -116,7 +119,8 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
                 raise InputError(None, "--replace and --skip-existing exclude each other")
             options = BatchOptions(history=str(history_dir), labels=parse_labels(label), replace=replace,
                                    analyze={"gpu": gpu, "ceilings": str(ceilings) if ceilings else None,
-                                            "clock": clock, **groups})
+                                            "clock": clock, **groups},
+                                   nsys_dir=str(nsys) if nsys is not None else None)
             planned = plan_jobs(inputs)
             skipped = []
             if skip_existing:

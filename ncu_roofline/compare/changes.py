@@ -8,13 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..core.vocabulary import AI_OFF_CHIP
+from ..core.vocabulary import AI_OFF_CHIP, APP_HEADROOM, APP_TIME
 from ..pipeline.totals import run_totals
 from .match import launch_order, match_kernels
 
 METRICS = ("time_s", "flop_total", "flop_per_s", AI_OFF_CHIP, "t_sol_s", "roofline_fraction", "headroom_s")
 TOTAL_METRICS = ("kernels", "launches", "time_s", "flop_total", "flop_per_s", "t_sol_s", "roofline_fraction",
                  "headroom_s")
+# Compared too where both runs were weighted by their timelines (`--nsys`, pipeline/app_weight.py).
+APP_METRICS = (APP_TIME, APP_HEADROOM)
 VERDICTS = ("regression", "improvement", "neutral", "added", "removed")
 DEFAULT_TIME_THRESHOLD_PCT = 2.0
 _SIDE_COLUMNS = ("grid", "block", "nvtx_range", "device_name", "launches", "rank", "bound")
@@ -27,8 +29,9 @@ def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head
     base_kernels = base_kernels.assign(launch_order=launch_order(base_kernels, base_launches)).reset_index(drop=True)
     head_kernels = head_kernels.assign(launch_order=launch_order(head_kernels, head_launches)).reset_index(drop=True)
     pairs = match_kernels(base_kernels, head_kernels)
-    b = _side(base_kernels, pairs["base"].to_numpy())
-    h = _side(head_kernels, pairs["head"].to_numpy())
+    metrics = (*METRICS, *APP_METRICS) if APP_HEADROOM in base_kernels and APP_HEADROOM in head_kernels else METRICS
+    b = _side(base_kernels, pairs["base"].to_numpy(), metrics)
+    h = _side(head_kernels, pairs["head"].to_numpy(), metrics)
 
     names = b["kernel_name"].where(b["kernel_name"].notna(), h["kernel_name"])
     table = pd.DataFrame({"kernel_name": names.astype("string"),
@@ -37,7 +40,7 @@ def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head
         if column == "nvtx_range" and column not in base_kernels and column not in head_kernels:
             continue
         table[f"{column}_base"], table[f"{column}_head"] = b[column], h[column]
-    for metric in METRICS:
+    for metric in metrics:
         before, after = b[metric].astype("float64"), h[metric].astype("float64")
         change = after - before
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -51,9 +54,9 @@ def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head
     return _sort_by_change(table)
 
 
-def _side(kernels: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+def _side(kernels: pd.DataFrame, rows: np.ndarray, metrics: tuple[str, ...] = METRICS) -> pd.DataFrame:
     """`kernels` rows at `rows` (-1: a missing kernel, all null), with every column the comparison reads."""
-    wanted = ["kernel_name", *_SIDE_COLUMNS, *METRICS]
+    wanted = ["kernel_name", *_SIDE_COLUMNS, *metrics]
     frame = kernels.reindex(columns=wanted)
     picked = frame.reindex(rows).reset_index(drop=True)  # -1 is no label: an all-null row
     for column in ("launches", "rank"):

@@ -162,3 +162,15 @@ def short_kernel_name(name: str, max_len: int = 40) -> str:
 
 def _truncate(text: str, max_len: int) -> str:
     return text if len(text) <= max_len else text[: max_len - 1].rstrip() + ELLIPSIS
+
+
+def base_kernel_name(name: str) -> str:
+    """The function's own name, without return type, namespaces, template arguments or parameters: what Nsight
+    Systems calls a kernel's base (`shortName`, `cuda_gpu_kern_sum:base`) and `ncu --print-kernel-base function`
+    prints. `void at::native::k<4, float>(int, float *)` → `k`; a name without brackets is its own base."""
+    text = _ANONYMOUS_NAMESPACE.sub("{anon}", _WHITESPACE.sub(" ", str(name)).strip())
+    function, _ = _function_items(_parse(text))
+    parts = _split_namespaces(function)
+    if not parts:
+        return text
+    return "".join(item for item in parts[-1] if isinstance(item, str)).strip()

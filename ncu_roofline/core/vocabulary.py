@@ -131,6 +131,17 @@ LAUNCH_IDENTITY: tuple[str, ...] = (
 KERNEL_IDENTITY: tuple[str, ...] = ("kernel_name", "kernel_demangled", "grid", "block", "device_name",
                                     "compute_capability", "nvtx_range", "launches", "source_files")
 
+# Nsight Systems' timeline of the whole run (readers/nsys.py): one row per kernel as nsys summed it, each name form
+# it carries (null where it has not that form), the launch shape where it says it, and its launches and GPU time.
+TIMELINE_COLUMNS: tuple[str, ...] = ("name", "demangled", "base", "mangled", "grid", "block", "device_id",
+                                     "instances", "time_s")
+# The kernel groups weighted by that timeline (pipeline/app_weight.py; only with `--nsys`): the timeline's launches
+# and time of the group's kernel, (1 - roofline_fraction) x that time, and how the group's name was found in it.
+APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH = "app_launches", "app_time_s", "app_headroom_s", "app_match"
+APP_COLUMNS: tuple[str, ...] = (APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH)
+# Run totals of the weighting, and the share of one unprofiled kernel in the run's GPU kernel time.
+APP_GPU_TIME, PROFILED_SHARE, APP_TIME_SHARE = "app_gpu_time_s", "profiled_share", "app_time_share"
+
 # What a person reads: labels for terms in charts, tables and messages.
 DISPLAY: dict[str, str] = {
     "fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor",

@@ -66,12 +66,18 @@ def split_by_tensor_type(frame: pd.DataFrame) -> np.ndarray:
     return frame[present].notna().any(axis=1).to_numpy()
 
 
-def rank_kernels(kernels: pd.DataFrame) -> pd.DataFrame:
-    """Most recoverable time first; ties broken by time, then name, so the order is deterministic."""
+def rank_kernels(kernels: pd.DataFrame, *, by: str = "headroom_s") -> pd.DataFrame:
+    """Most recoverable time first; ties broken by time, then name, so the order is deterministic.
+
+    `by`: the recoverable time ranked on: `headroom_s` (of the profiled launches), or `app_headroom_s` (over the
+    whole run, pipeline/app_weight.py), then the profiled headroom; a `rank` already there is renumbered."""
     total_time = np.nansum(kernels["time_s"].to_numpy(dtype="float64"))
+    kernels = kernels.drop(columns=["rank"], errors="ignore")
     kernels = kernels.assign(time_share=kernels["time_s"] / total_time if total_time > 0 else np.nan)
-    order = kernels.sort_values(["headroom_s", "time_s", "kernel_name", "grid", "block"],
-                                ascending=[False, False, True, True, True], na_position="last", kind="stable")
+    keys = ["headroom_s", "time_s", "kernel_name", "grid", "block"]
+    keys = keys if by == "headroom_s" else [by, *keys]
+    order = kernels.sort_values(keys, ascending=[k not in (by, "headroom_s", "time_s") for k in keys],
+                                na_position="last", kind="stable")
     order = order.reset_index(drop=True)
     order.insert(0, "rank", np.arange(1, len(order) + 1, dtype=np.int64))
     return order

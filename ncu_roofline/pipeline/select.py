@@ -14,12 +14,14 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.vocabulary import APP_HEADROOM
 
 # Order of each --sort: most recoverable time, most time, or furthest below its roof first.
 SORTS = {
     "headroom": (["headroom_s", "time_s"], [False, False]),
     "time": (["time_s", "headroom_s"], [False, False]),
     "fraction": (["roofline_fraction", "time_s"], [True, False]),
+    "app_headroom": ([APP_HEADROOM, "headroom_s"], [False, False]),  # with --nsys (pipeline/app_weight.py)
 }
 
 

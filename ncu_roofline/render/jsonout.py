@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.vocabulary import AI_COLUMNS
+from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS
 from ..pipeline.totals import run_totals
 
 JSON_SCHEMA_VERSION = 1
@@ -16,7 +16,9 @@ KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launche
                  "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
                  "headroom_s", "ceiling_source", "status",
                  # present with `analyze --points` only
-                 "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points")
+                 "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points",
+                 # present with `analyze --nsys` only
+                 *APP_COLUMNS)
 
 MODEL_POINT_FIELDS = ("name", "flop", "bytes", "ai", "kernel", "roof", "attainable_flop_per_s", "t_min_s", "ridge_ai",
                       "bound", "status", "matched_kernels")
@@ -44,7 +46,7 @@ TOTAL_FIELDS = ("kernels", "launches", "time_s", "time_s_known", "kernels_unknow
 
 
 def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
-                  top: int | None = None, model_points: pd.DataFrame | None = None) -> str:
+                  top: int | None = None, model_points: pd.DataFrame | None = None, app: dict | None = None) -> str:
     """The analysis summary: run notes, totals over all kernels (null where any kernel's value is unknown, with
     the count and the reasons), then the first `top` ranked kernels."""
     shown = kernels if top is None else kernels.head(top)
@@ -60,4 +62,6 @@ def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[
     }
     if model_points is not None:  # `analyze --points`: the points on the run's roofs
         payload["model_points"] = records(model_points, MODEL_POINT_FIELDS)
+    if app is not None:  # `analyze --nsys`: the run's GPU time, the share profiled, the largest unprofiled kernels
+        payload["timeline"] = {k: clean(v) if not isinstance(v, list) else v for k, v in app.items()}
     return json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n"

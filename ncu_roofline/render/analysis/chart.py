@@ -68,6 +68,7 @@ class ChartContext:
     inputs: list[str]
     top: int = 20
     precision: str | None = None  # one precision's chart (`--precision`): its FLOP/s and its roof only
+    timeline: str | None = None  # with --nsys: how much of the run the profile covers, and the ranking it gives
 
 
 @dataclass(frozen=True)
@@ -263,6 +264,8 @@ def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
               partial: int) -> list[str]:
     lines = [for_chart(f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {fold_inputs(ctx.inputs)}")]
+    if ctx.timeline:
+        lines.insert(0, for_chart(ctx.timeline))
     reasons = [
         f"{count} {why}"
         for count, why in ((zero_flops, "with zero FLOPs"), (missing, "with missing data"),

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import TERMS, UNITS
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, TERMS, UNITS
 from ..numbers import format_number
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
@@ -17,11 +17,16 @@ from ..safe_text import for_terminal
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
     import pandas as pd
 
+    from ...pipeline.app_weight import AppWeighting
+
 
 # (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
 _COLUMNS = (("#", "right"), ("kernel", "left"), ("calls", "right"), ("time", "right"), ("share", "right"),
             ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"))
 CAPTION = "calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof saves"
+# With --nsys: the kernel's time over the whole run, and the part of it reaching the roof would save.
+_APP_COLUMNS = (("app time", "right"), ("app headroom", "right"))
+APP_CAPTION = " · app: over the whole run (Nsight Systems timeline)"
 MIN_NAME_WIDTH = 12
 MAX_NAME_WIDTH = 48
 
@@ -34,6 +39,8 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
         "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
         format_number(row.ai_dram), "—" if pd.isna(row.bound) else str(row.bound),
         "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
+        *((fmt_si(getattr(row, APP_TIME), "s"), fmt_si(getattr(row, APP_HEADROOM), "s")) if APP_HEADROOM in kernels
+          else ()),
     ] for row in kernels.head(top).itertuples(index=False)]
 
 
@@ -41,12 +48,14 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
     """The ranked kernels in `width` columns: every number and the rank at full length, the names shortened to
     what is left (statuses go under the table, see `status_notes`)."""
     rows = _rows(kernels, top)
-    widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(_COLUMNS)]
-    fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(_COLUMNS) - 1)  # a space each side inside
+    columns = (*_COLUMNS, *_APP_COLUMNS) if APP_HEADROOM in kernels else _COLUMNS
+    widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(columns)]
+    fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(columns) - 1)  # a space each side inside
     name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))
-    table = Table(title=title or None, caption=CAPTION, show_lines=False, header_style="bold underline", box=None,
+    caption = CAPTION + (APP_CAPTION if APP_HEADROOM in kernels else "")
+    table = Table(title=title or None, caption=caption, show_lines=False, header_style="bold underline", box=None,
                   pad_edge=False, caption_justify="left")
-    for i, (header, justify) in enumerate(_COLUMNS):
+    for i, (header, justify) in enumerate(columns):
         table.add_column(header, justify=justify, no_wrap=True,
                          **({"max_width": name_width} if i == 1 else {"min_width": widths[i]}))
     shown = kernels.head(top)
@@ -68,11 +77,23 @@ def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
             for status, group in flagged.groupby("status", sort=False)]
 
 
-def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None) -> None:
+def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None,
+                  app: AppWeighting | None = None) -> None:
+    """The table and its status notes; with `app` (--nsys) how much of the run the profile covers first, and the
+    largest kernels it never reached after."""
     console = console or Console()
+    if app is not None:
+        from .timeline import coverage_sentence
+
+        console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False, soft_wrap=True)
     console.print(kernel_summary_table(kernels, top=top, title=title, width=console.width))
     for line in status_notes(kernels, top=top):
         console.print(for_terminal(line), markup=False, highlight=False)
+    if app is not None:
+        from .timeline import unprofiled_lines
+
+        for line in unprofiled_lines(app):
+            console.print(for_terminal(line), markup=False, highlight=False, soft_wrap=True)
 
 
 def gpu_table(rows: list[dict]) -> Table:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
-from ...core.vocabulary import LEVELS, ai_column, counted, display
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
+from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals
 from ..numbers import cell as _cell
 from ..numbers import format_number
@@ -32,10 +33,16 @@ def totals_sentence(totals: dict) -> str:
 
 
 def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
-                      gpu: str | None = None, chart: str | None = None, notes: list[str] = ()) -> str:
+                      gpu: str | None = None, chart: str | None = None, notes: list[str] = (),
+                      app: AppWeighting | None = None) -> str:
     """The summary: totals (unknown where any kernel's is), the GPU and its ceiling source, inputs by file name, a
     link to the chart (`chart`: a path relative to the summary, an image when it is a PNG), the first `top` ranked
-    kernels with their intensity at every level and their bound, then the run-level notes."""
+    kernels with their intensity at every level and their bound, then the run-level notes. With `app` (--nsys):
+    how much of the run the profile covers, first; the app columns; the largest kernels never profiled."""
+    from .timeline import coverage_sentence, unprofiled_lines
+
+    coverage = coverage_sentence(app) if app is not None else None
+    unprofiled = unprofiled_lines(app, name=for_markdown_code) if app is not None else []
     totals = run_totals(kernels, launches)
     not_ok = int((launches["status"] != "ok").sum())
     lines = [
@@ -44,6 +51,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         f"**{counted(totals['kernels'], 'kernel')}**, {counted(totals['launches'], 'launch', 'launches')}, "
         f"{totals_sentence(totals)}.",
         "",
+        *([f"**{coverage}.**", ""] if coverage else []),
         f"GPU: **{for_terminal(gpu or 'unknown')}**, ceilings from "
         f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
         f"Inputs: {for_markdown_code(fold_inputs(inputs))}.",
@@ -51,10 +59,12 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     ]
     if chart:
         lines += [f"![roofline]({chart})" if chart.endswith(".png") else f"Chart: [{chart}]({chart})", ""]
+    app = APP_HEADROOM in kernels
     lines += [
         "| # | kernel | launches | time | share | FLOP/s | "
-        + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |",
-        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|",
+        + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |"
+        + (" app time | app headroom |" if app else ""),
+        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|" + ("---:|---:|" if app else ""),
     ]
     shown = kernels.head(top)
     # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
@@ -67,7 +77,10 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
             + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
-            f"{fmt_si(row.headroom_s, 's')} |")
+            f"{fmt_si(row.headroom_s, 's')} |"
+            + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else ""))
+    if unprofiled:
+        lines += ["", *(f"- {line.strip()}" if line.startswith("  ") else line for line in unprofiled)]
     if not_ok:
         lines += ["", f"{counted(not_ok, 'launch row carries', 'launch rows carry')} a status other than `ok` "
                          "(see `launches.parquet`)."]

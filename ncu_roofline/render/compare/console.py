@@ -76,6 +76,8 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
                      console: Console | None = None) -> None:
     """The table of the kernels that moved most, then one line per gate; `info` is `Comparison.info()`."""
     console = console or Console()
+    for side, sentence in zip(("base", "head"), info.get("timelines", ())):  # --nsys
+        console.print(f"{side}: {sentence or 'no --nsys timeline'}.", markup=False, highlight=False, soft_wrap=True)
     if top:
         console.print(comparison_table(kernels, totals, info["labels"], top=top))
     for line in gate_lines(info["gates"]):

@@ -1,0 +1,34 @@
+"""What `--nsys` adds to the terminal, the Markdown and the chart: the profile's share of the run, said first, and
+the kernels Nsight Systems saw that the profile never reached (pipeline/app_weight.py computes both)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pandas as pd
+
+from ...core.vocabulary import APP_LAUNCHES, APP_TIME, APP_TIME_SHARE, counted
+from ...pipeline.app_weight import AppWeighting
+from ..numbers import format_si
+
+
+def coverage_sentence(app: AppWeighting) -> str:
+    """'The profile covers 75 % of the run's GPU time (…); ranked by app_headroom_s, …'."""
+    share = "—" if app.profiled_share != app.profiled_share else f"{100 * app.profiled_share:.0f} %"
+    return (f"The profile covers {share} of the run's GPU time ({format_si(app.app_gpu_time_s, 's')} of kernels in "
+            "the Nsight Systems timeline); ranked by app_headroom_s, the time recoverable over the whole run")
+
+
+def unprofiled_lines(app: AppWeighting, *, top: int = 5, name: Callable[[str], str] = str) -> list[str]:
+    """The largest kernels the profile never reached, one line each: time, share of the run, launches, name (as
+    `name` writes it: Markdown puts it in code)."""
+    if not len(app.unprofiled):
+        return ["Every kernel of the timeline was profiled."]
+    rows = app.unprofiled.head(top)
+    lines = [f"Not profiled: {counted(len(app.unprofiled), 'kernel')} of the timeline, largest first"
+             + (f" (top {len(rows)})" if len(rows) < len(app.unprofiled) else "") + ":"]
+    lines += [f"  {format_si(getattr(r, APP_TIME), 's')}  {100 * getattr(r, APP_TIME_SHARE):.1f} %  "
+              f"{counted(int(getattr(r, APP_LAUNCHES)), 'launch', 'launches')}  {name(str(r.name))}"
+              + ("" if r.grid is pd.NA or r.grid is None else f"  grid {r.grid} block {r.block}")
+              for r in rows.itertuples(index=False)]
+    return lines
