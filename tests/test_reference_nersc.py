@@ -116,7 +116,7 @@ def test_twelve_metric_split_files_merge_into_one_capture(climate):
     assert result.launches.loc[by_name, ["time_s", "bytes_dram", "flop_total", "t_sol_s"]].isna().all().all()
     assert result.launches.loc[~by_name, "time_s"].notna().all()
     assert not result.launches["status"].str.contains("not aligned").any()
-    assert "10 kernel(s) (323 launches) ran their launches in another order" in result.notes[1]
+    assert "10 kernel(s) (323 launches) cannot be told apart launch by launch" in result.notes[1]
     # 25 launches sit at another ID in at least one part (TensorFlow's launch order differs between the runs);
     # the run-level note says so, once (before the notes on FP64 not collected and on the roofs unknown)
     assert len([n for n in result.notes if "metric-split" in n]) == 1

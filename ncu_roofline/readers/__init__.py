@@ -1,9 +1,9 @@
 """Readers: input files in, one LaunchTable out. The format is sniffed from content, never from the file name.
 
 Several files are one analysis, with `source_file` on every row. Metric-split captures (the NERSC habit: one ncu
-run per metric, same launches in each file) are merged into one row per launch, aligned on (kernel name, k-th
-occurrence of that name in the part): launch IDs and order differ between the runs of a multi-threaded program,
-the sequence of launches of one kernel does not. See `align.py`.
+run per metric, same launches in each file) are merged into one row per launch, aligned on (kernel name, grid and
+block where every part has them, k-th occurrence in the part) where the launches can be told apart; kernels whose
+launches moved between the runs are analysed from their sums by name. See `align.py`.
 """
 
 from __future__ import annotations

@@ -208,8 +208,10 @@ def _by_name(merged: pd.DataFrame, parts: list[pd.DataFrame], first_identity: pd
     labels = distinct_labels([display_name(str(n)) for n in ident["kernel_name"]],
                              ident["grid"].tolist() if "grid" in ident else None,
                              ident["block"].tolist() if "block" in ident else None)
-    text = (f"{capture}: {len(uniques)} kernel(s) ({int(rows.sum())} launches) ran their launches in another order "
-            f"in different parts (or in other launch shapes), so no launch row can hold their counters: they are "
-            f"analysed from their sums over each part (status '{BY_NAME}'), and their launch rows hold no values: "
-            + "; ".join(labels))
+    order, shapes = bool(order_keys - shape_keys), bool(shape_keys)
+    why = "launch order or shapes differ" if order and shapes else "launch shapes differ" if shapes \
+        else "launch order differs"
+    text = (f"{capture}: {len(uniques)} kernel(s) ({int(rows.sum())} launches) cannot be told apart launch by launch "
+            f"across the parts (their {why} between the parts): they are analysed from their sums over each part "
+            f"(status '{BY_NAME}'), and their launch rows hold no values: " + "; ".join(labels))
     return ByName(ident, part_rows), text
