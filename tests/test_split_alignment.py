@@ -15,7 +15,7 @@ HEADER_2020 = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Kern
                '"Section Name","Metric Name","Metric Unit","Metric Value"')
 HEADER_SHAPES = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
                  '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
-K, O = "k(float *)", "o(float *)"
+K, OTHER = "k(float *)", "o(float *)"
 
 
 def part_2020(path, pid, rows):
@@ -42,13 +42,13 @@ def swapped(tmp_path):
     # Part A saw large k (ID 0), o (ID 1), small k (ID 2); part B saw small k (ID 0), large k (ID 1), o (ID 2).
     a = part_2020(tmp_path / "out.dram__bytes.sum.txt", 1, [
         (0, K, "dram__bytes.sum", "byte", "1500000000"),
-        (1, O, "dram__bytes.sum", "byte", "200000000"),
+        (1, OTHER, "dram__bytes.sum", "byte", "200000000"),
         (2, K, "dram__bytes.sum", "byte", "100000000"),
     ])
     b = part_2020(tmp_path / "out.gpu__time_duration.sum.txt", 2, [
         (0, K, "gpu__time_duration.sum", "usecond", "100"),
         (1, K, "gpu__time_duration.sum", "usecond", "2000"),
-        (2, O, "gpu__time_duration.sum", "usecond", "500"),
+        (2, OTHER, "gpu__time_duration.sum", "usecond", "500"),
     ])
     return a, b
 
@@ -68,7 +68,7 @@ def test_launches_of_one_name_in_another_order_are_analysed_from_their_sums(swap
             assert row[column] != row[column], column  # null
     # o is launched once: one launch whatever its ID (A: 1, B: 2), its counters from both parts
     o = launches.loc[1]
-    assert o["kernel_name"] == O and o["status"] == "ok"
+    assert o["kernel_name"] == OTHER and o["status"] == "ok"
     assert o["bytes_dram"] == 2e8 and o["time_s"] == pytest.approx(500e-6, rel=1e-12)
     # k's kernel row is its sums: bytes 1.5e9 + 1e8 = 1.6e9, time 2 ms + 100 us = 2.1 ms, and its speed of light
     # is that of the sums: 1.6e9 B over the DRAM roof (762 GB/s achieved, under the roof)
@@ -78,7 +78,7 @@ def test_launches_of_one_name_in_another_order_are_analysed_from_their_sums(swap
     assert k["bytes_dram"] == 1.6e9
     assert k["time_s"] == pytest.approx(2.1e-3, rel=1e-12)
     peak = k["peak_bytes_per_s_dram"]
-    assert peak == kernels.loc[O, "peak_bytes_per_s_dram"] and peak > 1.6e9 / 2.1e-3
+    assert peak == kernels.loc[OTHER, "peak_bytes_per_s_dram"] and peak > 1.6e9 / 2.1e-3
     assert k["t_sol_s"] == pytest.approx(1.6e9 / peak, rel=1e-12)
     assert k["headroom_s"] == pytest.approx(2.1e-3 - 1.6e9 / peak, rel=1e-12)
     assert k["roofline_fraction"] == pytest.approx(1.6e9 / peak / 2.1e-3, rel=1e-12)
