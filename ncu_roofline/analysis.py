@@ -18,10 +18,11 @@ from .core.errors import InputError
 from .core.version import __version__
 from .core.vocabulary import APP_HEADROOM, KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
 from .pipeline.app_weight import AppWeighting
+from .pipeline.by_name import by_name_rows, evaluate_launches
 from .pipeline.catalogue import Catalogue, load_catalogue
 from .pipeline.ceilings import CeilingOptions, resolve_devices
 from .pipeline.derive import Gap
-from .pipeline.evaluate import evaluate, refuse_without_roofline_metrics
+from .pipeline.evaluate import refuse_without_roofline_metrics
 from .pipeline.group import filter_nvtx, group_keys, group_launches
 from .pipeline.rank import rank_kernels
 from .pipeline.run_notes import gap_notes, nothing_placed_message, unplaced_note
@@ -168,33 +169,36 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     read = read_inputs(files, catalogue.wants, progress)
     reports = set(read.attrs.get("report_sources", ()))
     reader_notes = [*path_notes, *read.attrs.get("run_notes", ())]
+    # metric-split kernels whose launches cannot be aligned: one row of sums each (by_name.py)
+    sums = by_name_rows(read.attrs.get("by_name"), catalogue.is_timing)
     if nvtx_include:
         read = filter_nvtx(read, nvtx_include)
+        sums = filter_nvtx(sums, nvtx_include) if sums is not None else None
         if read.empty:
             raise InputError(None, f"no launch has an NVTX range matching --nvtx-include {nvtx_include!r}")
     raw = flag_invalid_values(read, catalogue.is_timing)  # impossible values: null, named, out of the totals
-    reader_notes += invalid_value_notes(raw)
+    reader_notes += invalid_value_notes(raw if sums is None else pd.concat([raw, sums], ignore_index=True))
     options = _ceiling_options(forced or resolve_devices(raw["device_name"]), gpu, ceilings, clock)
     gaps: list[Gap] = []
-    launches = evaluate(raw, catalogue, options, gaps)
-    launches["_invalid"] = raw["_invalid"].to_numpy()
+    launches, group_rows = evaluate_launches(raw, sums, catalogue, options, gaps)
     if not allow_empty:
         # on the values as read: a file whose only counters are impossible values is analysed and flagged
-        refuse_without_roofline_metrics(read, catalogue, reports)
+        refuse_without_roofline_metrics(read if sums is None else pd.concat([read, sums], ignore_index=True),
+                                        catalogue, reports)
     launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     if group_by_op:
         from .pipeline.torch_ranges import group_by_op as relabel_by_op
 
-        kernel_values = group_launches(relabel_by_op(launches), group_keys(False))
+        kernel_values = group_launches(relabel_by_op(group_rows), group_keys(False))
     else:
-        kernel_values = group_launches(launches, group_keys(group_by_nvtx))
+        kernel_values = group_launches(group_rows, group_keys(group_by_nvtx))
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
-        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, launch_table))
+        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, group_rows))
     notes = [*reader_notes, *gap_notes(gaps, reports)]
-    unplaced = unplaced_note(kernels, launch_table)
+    unplaced = unplaced_note(kernels, group_rows)
     if unplaced:
         notes.append(unplaced)
     app = None

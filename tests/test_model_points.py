@@ -56,6 +56,8 @@ def test_read_points_csv_and_toml(tmp_path, points_csv):
     ("name,flop,bytes,roof\nx,1,2,tensor_fp9\n", "line 2: unknown roof 'tensor_fp9'"),
     ("name,flop,bytes\nx,1,2\nx,3,4\n", "line 3: duplicate point name 'x'"),
     ("name,flop,bytes\nx,1,2,3\n", "line 2: 4 fields, the header has 3"),
+    ("name,flop,bytes,flop\nx,1,2,3\n", "line 1: column flop given twice in the header"),
+    ("name,Flop,bytes,FLOP \nx,1,2,3\n", "line 1: column flop given twice in the header"),
     ("[[point]]\nname = \"x\"\nflop = 1\n", "[[point]] #1: bytes must be a positive number"),
 ])
 def test_malformed_points_are_refused_naming_the_line(tmp_path, body, message):
@@ -124,6 +126,15 @@ def test_cli_analyze_bad_points_file_exit_2(tmp_path):
     result = runner.invoke(app, ["analyze", str(EXAMPLE), "--points", str(bad)])
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and "bad.csv: line 2" in result.stderr
+
+
+def test_cli_analyze_points_file_with_a_repeated_column_exit_2(tmp_path):
+    # two flop columns: 1 or 3? Neither is taken; one line names the file and the column
+    bad = tmp_path / "twice.csv"
+    bad.write_text("name,flop,bytes,flop\nx,1,2,3\n")
+    result = runner.invoke(app, ["analyze", str(EXAMPLE), "--points", str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"ncu-roofline: error: {bad}: line 1: column flop given twice in the header"
 
 
 def test_cli_model_points_places_a_points_file(points_csv):

@@ -25,3 +25,36 @@ def is_extensive(name: str) -> bool:
         if part.startswith(_INTENSIVE_PARTS):
             return False
     return True
+
+
+# What a plain counter (no submetric) measures, by a token of its counter name: the kinds whose unit a reader can
+# check. Other counters (instructions, sectors, warps, attributes) take any count unit.
+_COUNTER_KINDS = (("time", "time"), ("bytes", "bytes"), ("cycles", "cycles"))
+# What a submetric makes of any counter: a rate per second, a rate per cycle (peaks are per cycle), a ratio.
+_SUBMETRIC_KINDS = (("per_second", "rate"), ("pct", "ratio"), ("ratio", "ratio"), ("per_cycle", "per_cycle"),
+                    ("peak_sustained", "per_cycle"))
+
+
+@lru_cache(maxsize=8192)
+def metric_kind(name: str) -> str | None:
+    """The dimension a value of `name` has: "time", "bytes", "cycles" (plain counters), "rate", "per_cycle",
+    "ratio" (submetrics), or None where the name does not say (device attributes, other counters).
+
+    `gpu__time_duration.sum` -> time, `dram__bytes_read.sum` -> bytes, `sm__cycles_elapsed.avg` -> cycles,
+    `dram__bytes.sum.per_second` -> rate, `dram__bytes.sum.peak_sustained` -> per_cycle."""
+    if any(name.startswith(p) or f".{p}" in name for p in _INTENSIVE_PREFIXES):
+        return None
+    parts = name.split(".")
+    at = next((i for i, part in enumerate(parts) if "__" in part), 0)  # past a section prefix `SM.TriageA.`
+    counter, rest = parts[at], parts[at + 1:]
+    for part in rest[1:]:  # after the rollup
+        for token, kind in _SUBMETRIC_KINDS:
+            if part.startswith(token):
+                return kind
+    if len(rest) > 1:
+        return None  # a submetric this table does not know
+    tokens = counter.split("__", 1)[-1].split("_")
+    for token, kind in _COUNTER_KINDS:
+        if token in tokens:
+            return kind
+    return None

@@ -59,3 +59,13 @@ class StatusNotes:
             categories, merged = pd.factorize(categories)
             return pd.Series(pd.Categorical.from_codes(categories[remap[self._codes]], merged), dtype="category")
         return pd.Series(pd.Categorical.from_codes(remap[self._codes], categories))
+
+
+# A launch of a metric-split capture that cannot be told apart from the other launches of its kernel across the
+# parts: its row holds no values, its kernel is analysed from the parts' sums by name (readers/align.py).
+BY_NAME = "alignment: by name"
+
+
+def is_by_name(status: pd.Series) -> np.ndarray:
+    """Rows whose status says they were aligned by name only (no values of their own)."""
+    return status.astype("object").fillna("").astype(str).str.contains(BY_NAME, regex=False).to_numpy(dtype=bool)

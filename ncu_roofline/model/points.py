@@ -16,9 +16,9 @@ or TOML, one `[[point]]` table per point with the same keys::
 
 `flop` and `bytes` count one launch (one call of the operation); `bytes` is the DRAM traffic the model expects.
 `roof` is a compute roof key: fp64, fp32, fp16, tensor, tensor_tf32, tensor_fp16, tensor_fp8, tensor_int8, ...
-A file is TOML when its first meaningful line starts with `[`. Anything malformed (missing column, a number that
-is not one, negative or zero bytes, a bad regex, an unknown roof, a duplicate name) is an InputError naming the
-file and the line (CSV) or the point (TOML).
+A file is TOML when its first meaningful line starts with `[`. Anything malformed (missing or repeated column, a
+number that is not one, negative or zero bytes, a bad regex, an unknown roof, a duplicate name) is an InputError
+naming the file and the line (CSV) or the point (TOML).
 """
 
 from __future__ import annotations
@@ -84,6 +84,9 @@ def _csv_rows(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
             if missing := [c for c in REQUIRED if c not in header]:
                 raise InputError(path, f"line {line}: header lacks {', '.join(missing)} "
                                        f"(expected name,flop,bytes[,kernel][,roof]; got {','.join(header)})")
+            if repeated := sorted({c for c in header if header.count(c) > 1}):
+                # two `flop` columns: which one is the point's? Refused, never the first or the last silently
+                raise InputError(path, f"line {line}: column {', '.join(repeated)} given twice in the header")
             if unknown := [c for c in header if c not in (*REQUIRED, *OPTIONAL)]:
                 raise InputError(path, f"line {line}: unknown column {', '.join(unknown)}; expected "
                                        f"{', '.join((*REQUIRED, *OPTIONAL))}")

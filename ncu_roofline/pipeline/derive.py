@@ -126,6 +126,7 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
     sources, source_names = _source_codes(frame)
     out: dict[str, object] = {}
     local_missing = np.zeros(len(frame), dtype=bool)  # a precision missing where the capture has it elsewhere
+    weight = frame["launches"].to_numpy(dtype=np.int64) if "launches" in frame else np.ones(len(frame), np.int64)
     for quantity in DERIVED_QUANTITIES:
         defs = catalogue.definitions(quantity)
         picked = pick_definition(columns, defs)
@@ -143,7 +144,8 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
             common = np.bincount(picked.missing_codes[rows]).argmax()
             text = picked.missing_texts[common]
             needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
-            gaps.append(Gap(str(source_names[code]), quantity, needs, int(rows.sum())))  # type: ignore[union-attr]
+            launches = int(weight[rows].sum())  # a row may stand for several launches (summary, by-name sums)
+            gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
     derived = pd.DataFrame(out, index=frame.index)

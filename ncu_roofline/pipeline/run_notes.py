@@ -16,6 +16,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
+from ..core.status import is_by_name
 from ..core.vocabulary import TERMS, TRAFFIC_COLUMNS, WORK_COLUMNS, counted, display
 from .derive import Gap
 
@@ -65,8 +66,11 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int
     if not unknown.any():
         return 0, []
     rows = launches[launches["t_sol_s"].isna().to_numpy()]
-    weight = rows["launches"].to_numpy(dtype=np.int64)
     counted = rows[[*WORK_COLUMNS, *TRAFFIC_COLUMNS]].notna().any(axis=1).to_numpy()
+    # a launch row aligned by name holds no values of its own: its kernel's sums tell the cause
+    placeholder = is_by_name(rows["status"]) & ~counted
+    rows, counted = rows[~placeholder], counted[~placeholder]
+    weight = rows["launches"].to_numpy(dtype=np.int64)
     reasons = []
     if (~counted).any():
         reasons.append(f"{int(weight[~counted].sum())} launch(es) have no FLOP or byte counters (collect them: "

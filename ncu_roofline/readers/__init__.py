@@ -1,9 +1,9 @@
 """Readers: input files in, one LaunchTable out. The format is sniffed from content, never from the file name.
 
 Several files are one analysis, with `source_file` on every row. Metric-split captures (the NERSC habit: one ncu
-run per metric, same launches in each file) are merged into one row per launch, aligned on (kernel name, k-th
-occurrence of that name in the part): launch IDs and order differ between the runs of a multi-threaded program,
-the sequence of launches of one kernel does not. See `align.py`.
+run per metric, same launches in each file) are merged into one row per launch, aligned on (kernel name, grid and
+block where every part has them, k-th occurrence in the part) where the launches can be told apart; kernels whose
+launches moved between the runs are analysed from their sums by name. See `align.py`.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from ..core.errors import InputError
 from ..core.launch_table import metric_columns
-from .align import align_parts
+from .align import ByName, align_parts
 from .csv_export import read_csv_export
 from .input_files import check_regular_file, expand_paths
 from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
@@ -52,6 +53,9 @@ class Inputs:
 
     table: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    # kernels of metric-split captures whose launches cannot be aligned: analysed from their sums (align.py);
+    # `table["_by_name"]` names their launch rows (-1 on the others)
+    by_name: ByName | None = None
 
 
 def read_inputs(paths: Iterable[str | Path], wanted: Callable[[str], bool],
@@ -59,10 +63,12 @@ def read_inputs(paths: Iterable[str | Path], wanted: Callable[[str], bool],
     """Read every input and return one LaunchTable; metric-split captures are merged first.
 
     `attrs["report_sources"]` names the binary reports among the sources (their content, not their names, said so);
-    `attrs["run_notes"]` holds the readers' notes on the run (how metric-split parts were aligned).
+    `attrs["run_notes"]` holds the readers' notes on the run (how metric-split parts were aligned);
+    `attrs["by_name"]` the kernels aligned by name only (`ByName`, or None).
     """
     inputs = read_all(paths, wanted, progress)
     inputs.table.attrs["run_notes"] = list(inputs.notes)
+    inputs.table.attrs["by_name"] = inputs.by_name
     return inputs.table
 
 
@@ -81,7 +87,7 @@ def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
         # next file and the steps after the read (about 120 MB at 10^5 launches on the raw page).
         pa.default_memory_pool().release_unused()
     reports = {str(path) for path, table in zip(files, tables) if table.attrs.get("report")}
-    frames, notes = [], []
+    frames, notes, by_name = [], [], []
     for members in _group_metric_split(tables):
         if len(members) == 1:
             frames.append(tables[members[0]])
@@ -91,11 +97,28 @@ def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
             raise InputError(parts[0], f"{len(parts)} files look like one metric-split capture; at most 62 can "
                                        "be merged")
         aligned = align_parts([tables[i] for i in members], [p.name for p in parts], _capture_name(parts))
-        frames.append(aligned.table)
         notes.append(aligned.note)
+        if aligned.by_name is not None:
+            offset = sum(len(b) for b in by_name)  # one code per kernel across all captures
+            aligned.table["_by_name"] = np.where(aligned.table["_by_name"] >= 0, aligned.table["_by_name"] + offset,
+                                                 -1)
+            by_name.append(_offset(aligned.by_name, offset))
+            notes.append(aligned.by_name_note)
+        frames.append(aligned.table)
     table = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    if by_name:
+        table["_by_name"] = table["_by_name"].fillna(-1).astype(np.int64)
+    elif "_by_name" in table:
+        table = table.drop(columns="_by_name")
     table.attrs = {"report_sources": reports}
-    return Inputs(table, notes)
+    merged = ByName(pd.concat([b.identity for b in by_name], ignore_index=True),
+                    [p for b in by_name for p in b.parts]) if by_name else None
+    return Inputs(table, notes, merged)
+
+
+def _offset(by_name: ByName, offset: int) -> ByName:
+    identity = by_name.identity.assign(_by_name=by_name.identity["_by_name"] + offset)
+    return ByName(identity, [p.assign(_by_name=p["_by_name"] + offset) for p in by_name.parts])
 
 
 def _group_metric_split(tables: list[pd.DataFrame]) -> list[list[int]]:

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .units import unit_factor
+from .units import metric_unit_factor
 
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 _GROUPED = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$"
@@ -81,16 +81,21 @@ def grouping_ok(text: str) -> bool:
     return "," not in text or re.match(_GROUPED, text.strip()) is not None
 
 
-def unit_factors(units: pa.Array) -> tuple[np.ndarray, list[str]]:
-    """Per-row factor to base units (NaN where the unit is not understood) and the list of such units."""
+def metric_unit_factors(units: pa.Array, codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the factor to base units of the row's unit for the row's metric (`names[codes[i]]`), NaN where the
+    unit is refused (not understood, or of another dimension than the metric: units.UNIT_FITS), and the why of
+    each refusal ("" elsewhere). Computed once per distinct (metric, unit)."""
     encoded = pc.dictionary_encode(units).combine_chunks() if isinstance(units, pa.ChunkedArray) \
         else pc.dictionary_encode(units)
-    names = [decode(v) for v in encoded.dictionary.to_pylist()]
-    factors = np.array([np.nan if unit_factor(u) is None else unit_factor(u) for u in names] or [1.0])
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    codes = np.where(pd.isna(codes), 0, codes).astype(np.int64) if codes.dtype.kind == "f" else codes
-    unknown = [u for u in names if unit_factor(u) is None]
-    return factors[codes], unknown
+    unit_names = [decode(v) for v in encoded.dictionary.to_pylist()] or [""]
+    unit_codes = encoded.indices.to_numpy(zero_copy_only=False)
+    unit_codes = np.where(pd.isna(unit_codes), 0, unit_codes).astype(np.int64)
+    pairs, inverse = np.unique(np.asarray(codes, dtype=np.int64) * len(unit_names) + unit_codes, return_inverse=True)
+    checked = [metric_unit_factor(names[int(p) // len(unit_names)], unit_names[int(p) % len(unit_names)])
+               for p in pairs]
+    factors = np.array([np.nan if f is None else f for f, _ in checked] or [1.0])
+    why = np.array([w or "" for _, w in checked] or [""], dtype=object)
+    return factors[inverse], why[inverse]
 
 
 def decode(value: bytes | str | None) -> str:

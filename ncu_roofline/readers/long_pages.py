@@ -40,8 +40,8 @@ from .columns import (
     decode_column,
     decode_values,
     identity_frame,
+    metric_unit_factors,
     parse_numbers,
-    unit_factors,
 )
 from .text import TableStart, check_last_row, open_table, printable
 
@@ -117,7 +117,7 @@ class _Batches:
         if rows.size:
             take = pa.array(rows)
             values, odd = parse_numbers(batch.column(self.value_column).take(take))
-            factors, _ = unit_factors(batch.column("Metric Unit").take(take))
+            factors, why = metric_unit_factors(batch.column("Metric Unit").take(take), codes[rows], self.metric_names)
             with np.errstate(over="ignore"):
                 values = values * factors
             odd |= np.isinf(values)  # "1e308" Gbyte: beyond float64 in base units
@@ -133,7 +133,7 @@ class _Batches:
                     "launch": launch[where],
                     "metric": np.asarray(self.metric_names, dtype=object)[codes[where]],
                     "unit": decode_column(batch.column("Metric Unit").take(pa.array(where))).to_numpy(),
-                    "bad_unit": bad_unit[problem]}))
+                    "bad_unit": bad_unit[problem], "why": why[problem]}))
         devices = np.flatnonzero(codes == _DEVICE)
         if devices.size:
             self.parts.device_keys.append(launch[devices])
@@ -467,9 +467,7 @@ def _notes(parts: _Parts, launch_keys: np.ndarray, n: int, conflicts: pd.DataFra
     if parts.problems:
         frame = pd.concat(parts.problems, ignore_index=True)
         frame["launch"] = np.searchsorted(launch_keys, frame["launch"].to_numpy())
-        frame["text"] = np.where(frame["bad_unit"], "unit '" + frame["unit"].map(printable) + "' of "
-                                 + frame["metric"] + " not understood",
-                                 "value of " + frame["metric"] + " is not a number")
+        frame["text"] = np.where(frame["bad_unit"], frame["why"], "value of " + frame["metric"] + " is not a number")
         frames.append(frame[["launch", "text"]])
     if conflicts is not None:
         names = np.asarray(metric_names or [], dtype=object)[conflicts["code"].to_numpy()]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import re
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -24,9 +25,10 @@ from ..core.launch_table import finish_launch_table
 from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, identity_frame, parse_numbers
 from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line
 from .text import TableStart, check_last_row, open_table, printable
-from .units import default_unit, unit_factor
+from .units import default_unit, metric_unit_factor
 
 _LAUNCH_ID_RE = re.compile(r"^\s*[+-]?\d[\d,]*\s*$")
+_DUP_RE = re.compile(r"^_dup\d+_(.*)$", re.DOTALL)  # a later copy of a repeated column (long_pages._dedupe)
 
 
 def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
@@ -35,9 +37,11 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     if len(set(header)) != len(header):
         header = _dedupe(header)
     identity_cols = [h for h in header if h in CSV_IDENTITY]
-    metric_cols = [h for h in header if h not in CSV_IDENTITY and wanted(h)]
+    metric_cols = [h for h in header if h not in CSV_IDENTITY and not h.startswith("_dup") and wanted(h)]
+    copies = _copies(header, metric_cols)  # a metric given in several columns
     device_col = [DEVICE_NAME_METRIC] if DEVICE_NAME_METRIC in header else []
-    needed = list(dict.fromkeys(identity_cols + metric_cols + device_col))
+    needed = list(dict.fromkeys(identity_cols + metric_cols + [c for cs in copies.values() for c in cs[1:]]
+                                + device_col))
     units = _units_row(start, header)
     check_last_row(start, len(header))
 
@@ -100,22 +104,60 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     metrics: dict[str, np.ndarray] = {}
     notes = pd.Series("", index=range(n), dtype="object")
     for name in metric_cols:
-        values, odd = parse_numbers(table.column(name).combine_chunks())
-        unit = units.get(name, "") if units else default_unit(name)
-        factor = unit_factor(unit)
-        if factor is None:
-            notes = _append(notes, np.ones(n, dtype=bool), f"unit '{printable(unit)}' of {name} not understood")
-            values = np.full(n, np.nan)
-        else:
-            with np.errstate(over="ignore"):
-                values = values * factor
-            odd |= np.isinf(values)  # beyond float64 in base units
-            values[np.isinf(values)] = np.nan
-        if odd.any():
-            notes = _append(notes, odd, f"value of {name} is not a number")
-        metrics[name] = values
+        read = []
+        for column in copies.get(name, [name]):
+            values, odd = parse_numbers(table.column(column).combine_chunks())
+            unit = units.get(column, "") if units else default_unit(name)
+            factor, why = metric_unit_factor(name, unit)
+            if factor is None:
+                notes = _append(notes, np.ones(n, dtype=bool), why)
+                values = np.full(n, np.nan)
+            else:
+                with np.errstate(over="ignore"):
+                    values = values * factor
+                odd |= np.isinf(values)  # beyond float64 in base units
+                values[np.isinf(values)] = np.nan
+            if odd.any():
+                notes = _append(notes, odd, f"value of {name} is not a number")
+            read.append(values)
+        metrics[name], notes = _one_value(name, read, notes) if len(read) > 1 else (read[0], notes)
     identity["reader_notes"] = notes
     return finish_launch_table(identity, metrics, n)
+
+
+def _copies(header: list[str], metrics: list[str]) -> dict[str, list[str]]:
+    """The columns of each metric given more than once: its own, then the renamed copies (`_dedupe`)."""
+    wanted = set(metrics)
+    copies: dict[str, list[str]] = {}
+    for column in header:
+        match = _DUP_RE.match(column)
+        if match and match.group(1) in wanted:
+            copies.setdefault(match.group(1), [match.group(1)]).append(column)
+    return copies
+
+
+def _one_value(name: str, copies: list[np.ndarray], notes: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """A metric in several columns, as the details page treats a metric on several rows: copies that agree (to
+    1e-9, in base units) give that value, a copy that is not a number never hides one that is, and copies that
+    disagree give null and a note naming the metric and the values (neither is used)."""
+    stacked = np.column_stack(copies)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no copy has a value
+        low, high = np.nanmin(stacked, axis=1), np.nanmax(stacked, axis=1)
+        clash = (high - low) > 1e-9 * np.maximum(np.abs(low), np.abs(high))
+    value = np.where(clash, np.nan, low)
+    if clash.any():
+        shown = pd.Series([", ".join(f"{v:.6g}" for v in row if v == v) for row in stacked[clash]], dtype="object")
+        text = pd.Series("", index=notes.index, dtype="object")
+        text[clash] = (f"{name} is in {len(copies)} columns with different values (" + shown + "): neither is used"
+                       ).to_numpy()
+        notes = _join(notes, text)
+    return value, notes
+
+
+def _join(notes: pd.Series, add: pd.Series) -> pd.Series:
+    both = (notes != "") & (add != "")
+    return notes.where(~both, notes + "; ") + add
 
 
 def _units_row(start: TableStart, header: list[str]) -> dict[str, str] | None:
