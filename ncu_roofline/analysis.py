@@ -16,12 +16,13 @@ import pandas as pd
 
 from .core.errors import InputError
 from .core.version import __version__
-from .core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
+from .core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
 from .pipeline.catalogue import Catalogue, load_catalogue
 from .pipeline.ceilings import CeilingOptions, resolve_devices
 from .pipeline.derive import Gap
 from .pipeline.evaluate import evaluate, refuse_without_roofline_metrics
 from .pipeline.group import filter_nvtx, group_keys, group_launches
+from .pipeline.limiter import group_limiters
 from .pipeline.rank import rank_kernels
 from .pipeline.run_notes import gap_notes, nothing_placed_message, unplaced_note
 from .pipeline.validity import flag_invalid_values, invalid_value_notes
@@ -161,7 +162,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     if not allow_empty:
         # on the values as read: a file whose only counters are impossible values is analysed and flagged
         refuse_without_roofline_metrics(read, catalogue, reports)
-    launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
+    launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)
+                            + list(LIMITER_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     if group_by_op:
         from .pipeline.torch_ranges import group_by_op as relabel_by_op
@@ -169,8 +171,9 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         kernel_values = group_launches(relabel_by_op(launches), group_keys(False))
     else:
         kernel_values = group_launches(launches, group_keys(group_by_nvtx))
+    kernel_values = group_limiters(kernel_values, catalogue)
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
-    kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS) + list(LIMITER_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
         raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, launch_table))
     notes = [*reader_notes, *gap_notes(gaps, reports)]
