@@ -22,9 +22,9 @@ from .pipeline.ceilings import CeilingOptions, resolve_devices
 from .pipeline.derive import Gap
 from .pipeline.evaluate import evaluate, refuse_without_roofline_metrics
 from .pipeline.group import filter_nvtx, group_keys, group_launches
-from .pipeline.limiter import group_limiters
+from .pipeline.limiter import group_limiters, limiter_settings
 from .pipeline.rank import rank_kernels
-from .pipeline.run_notes import gap_notes, nothing_placed_message, unplaced_note
+from .pipeline.run_notes import gap_notes, limiter_notes, nothing_placed_message, unplaced_note
 from .pipeline.validity import flag_invalid_values, invalid_value_notes
 from .readers import expand_paths, read_inputs
 
@@ -176,7 +176,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS) + list(LIMITER_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
         raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, launch_table))
-    notes = [*reader_notes, *gap_notes(gaps, reports)]
+    notes = [*reader_notes, *gap_notes(gaps, reports),
+             *limiter_notes(launch_table, reports, limiter_settings().sections)]
     unplaced = unplaced_note(kernels, launch_table)
     if unplaced:
         notes.append(unplaced)

@@ -29,6 +29,7 @@ from .catalogue import LIMITERS_FILE, Catalogue, as_columns
 from .derive import pick_definition
 
 GIGA = 1e9
+NOT_COLLECTED = "not collected: "  # how an `unknown` limiter's evidence starts, then the metrics it lacks
 
 
 @dataclass(frozen=True)
@@ -252,20 +253,21 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None) -> 
     limiter = np.full(n, UNKNOWN_LIMITER, dtype=object)
     evidence = np.full(n, None, dtype=object)
     open_rows = np.ones(n, dtype=bool)
+    blocked = np.zeros(n, dtype=bool)  # an earlier test was undecided: a later one that holds may not be the answer
     missing: list[set[str]] = [set() for _ in range(n)]
     for name in settings.order:
         test = tests[name]
-        take = open_rows & test.holds
+        take = open_rows & ~blocked & test.holds
         limiter[take] = name
         for i in np.flatnonzero(take):
             evidence[i] = test.evidence[i]
         open_rows &= ~take
         undecided = open_rows & ~test.decided
-        for i in np.flatnonzero(undecided):
+        for i in np.flatnonzero(undecided):  # every counter the remaining tests lack: one collect command
             missing[i].update(q for q in test.needs if np.isnan(_col(frame, q)[i]))
-        open_rows &= test.decided  # an undecided test leaves the answer unknown: a later one may be wrong
+        blocked |= undecided
     for i in np.flatnonzero(limiter == UNKNOWN_LIMITER):
-        evidence[i] = "not collected: " + ", ".join(missing_metrics(sorted(missing[i]), catalogue))
+        evidence[i] = NOT_COLLECTED + ", ".join(missing_metrics(sorted(missing[i]), catalogue))
     return pd.DataFrame({"limiter": pd.Categorical(limiter, categories=list(LIMITERS)),
                          "limiter_evidence": pd.array(evidence, dtype="string")}, index=frame.index)
 

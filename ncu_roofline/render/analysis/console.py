@@ -20,8 +20,10 @@ if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline 
 
 # (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
 _COLUMNS = (("#", "right"), ("kernel", "left"), ("calls", "right"), ("time", "right"), ("share", "right"),
-            ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"))
-CAPTION = "calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof saves"
+            ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"),
+            ("why", "left"))
+CAPTION = ("calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof "
+           "saves · why: the limiter, the first thing to fix (`show RANK` gives its evidence)")
 MIN_NAME_WIDTH = 12
 MAX_NAME_WIDTH = 48
 
@@ -34,7 +36,26 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
         "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
         format_number(row.ai_dram), "—" if pd.isna(row.bound) else str(row.bound),
         "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
+        limiter_word(getattr(row, "limiter", None)),
     ] for row in kernels.head(top).itertuples(index=False)]
+
+
+def limiter_word(value: object) -> str:
+    """The limiter as the tables print it ('bank conflicts'), '—' where the tables have none."""
+    import pandas as pd  # noqa: F811
+
+    return "—" if value is None or pd.isna(value) else str(value).replace("_", " ")
+
+
+def limiter_text(limiter: object, evidence: object) -> str:
+    """'latency: issue slots 26 % busy; ...' in words; an unknown limiter points at the run notes for what to
+    collect (its evidence names every missing metric: too long for a table cell)."""
+    import pandas as pd  # noqa: F811
+
+    word = limiter_word(limiter)
+    if word == "unknown":
+        return "unknown (counters not collected: see the notes)"
+    return word if evidence is None or pd.isna(evidence) else f"{word}: {evidence}"
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120) -> Table:

@@ -12,6 +12,7 @@ from ..numbers import format_number
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
 from ..safe_text import for_markdown_code, for_terminal
+from .console import limiter_text
 
 
 def totals_sentence(totals: dict) -> str:
@@ -53,8 +54,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         lines += [f"![roofline]({chart})" if chart.endswith(".png") else f"Chart: [{chart}]({chart})", ""]
     lines += [
         "| # | kernel | launches | time | share | FLOP/s | "
-        + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |",
-        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|",
+        + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom | why |",
+        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|---|",
     ]
     shown = kernels.head(top)
     # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
@@ -67,10 +68,11 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
             + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
-            f"{fmt_si(row.headroom_s, 's')} |")
+            f"{fmt_si(row.headroom_s, 's')} | {_cell(for_terminal(limiter_text(getattr(row, 'limiter', None), getattr(row, 'limiter_evidence', None))))} |")
     if not_ok:
         lines += ["", f"{counted(not_ok, 'launch row carries', 'launch rows carry')} a status other than `ok` "
                          "(see `launches.parquet`)."]
     if notes:
         lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
     return "\n".join(lines) + "\n"
+
