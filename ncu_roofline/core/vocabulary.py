@@ -152,8 +152,10 @@ def ii_column(level: str) -> str:
 
 II_COLUMNS: tuple[str, ...] = tuple(ii_column(lv) for lv in INSTRUCTION_LEVELS)
 # Published per launch and per kernel group (after the speed-of-light columns).
+# `ii_shared_ideal`: warp instructions per conflict-free shared wavefront (the bank-conflict wall).
+II_SHARED_IDEAL = "ii_shared_ideal"
 LIMITER_COLUMNS: tuple[str, ...] = ("limiter", "limiter_evidence", "warp_inst", "int_ops", "gips", "peak_warp_gips",
-                                    *II_COLUMNS)
+                                    *II_COLUMNS, II_SHARED_IDEAL)
 # Limiter inputs that add up over a group's launches (its ratios are recomputed from these sums) ...
 LIMITER_SUMMED: tuple[str, ...] = ("warp_inst", "int_ops", *(txn_column(lv) for lv in INSTRUCTION_LEVELS),
                                    "txn_shared_ideal", "sectors_global", "requests_global", "sectors_global_ideal")

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.data import METRICS_DIR
-from ..core.vocabulary import INSTRUCTION_LEVELS, LIMITERS, UNKNOWN_LIMITER, ii_column, txn_column
+from ..core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LIMITERS, UNKNOWN_LIMITER, ii_column, txn_column
 from .catalogue import LIMITERS_FILE, Catalogue, as_columns
 from .derive import pick_definition
 
@@ -93,6 +93,7 @@ def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     out = {"gips": _ratio(warp_inst, frame["time_s"].to_numpy(dtype="float64") * GIGA)}
     for level in INSTRUCTION_LEVELS:
         out[ii_column(level)] = _ratio(warp_inst, frame[txn_column(level)].to_numpy(dtype="float64"))
+    out[II_SHARED_IDEAL] = _ratio(warp_inst, frame["txn_shared_ideal"].to_numpy(dtype="float64"))
     return pd.DataFrame(out, index=frame.index)
 
 
