@@ -115,7 +115,7 @@ def _limiter_inputs(frame: pd.DataFrame, grouped, out: pd.DataFrame) -> None:
     with np.errstate(divide="ignore", invalid="ignore"):
         for column in weighted:
             out[column] = _finite(out[column] / out["_time"])
-    out.drop(columns="_time", inplace=True)
+    del out["_time"]
 
 
 def _sums_or_null(frame: pd.DataFrame, grouped, columns: list[str]) -> dict[str, np.ndarray]:
