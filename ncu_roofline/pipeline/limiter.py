@@ -69,13 +69,14 @@ def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None
     peak = inputs["peak_warp_inst_per_s"].to_numpy(dtype="float64") / GIGA
     missing = np.isnan(peak)
     if missing.any() and devices:
-        names = raw["device_name"].astype("object").to_numpy() if "device_name" in raw else np.full(len(raw), None)
+        names = (raw["device_name"].astype("object").where(raw["device_name"].notna(), "").to_numpy(dtype=object)
+                 if "device_name" in raw else np.full(len(raw), "", dtype=object))
         clock = raw_clock(inputs)
         for name in pd.unique(names[missing]):
-            spec = devices.get(None, devices.get(name))
+            spec = devices.get(None, devices.get(name))  # --gpu: its row stands for every device
             if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
                 continue
-            rows = missing & (names == name)
+            rows = missing & (names == name).astype(bool)
             hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
             peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
     return peak
