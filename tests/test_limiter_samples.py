@@ -15,8 +15,6 @@ import pytest
 
 from ncu_roofline import analyze
 
-from conftest import SAMPLES
-
 FULL_SET = ["CudaCode/vec_add.ncu-rep", "CudaCode/dot_product.ncu-rep", "CudaCode/naive.ncu-rep",
             "CudaCode/global_mem_coalesce.ncu-rep", "NCAR-GPU_workshop/MW_Baseline.ncu-rep",
             "NCAR-GPU_workshop/MW_DivToMult.ncu-rep", "cs599k/rms_norm_matrix_2025-04-21_v1.ncu-rep",

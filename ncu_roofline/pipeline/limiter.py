@@ -111,7 +111,7 @@ def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
 class _Test:
     holds: np.ndarray
     decided: np.ndarray
-    evidence: list[str | None]
+    evidence: np.ndarray  # object: str where the test holds
     needs: tuple[str, ...]  # quantities whose absence leaves it undecided
 
 
@@ -125,14 +125,26 @@ def _known(*arrays: np.ndarray) -> np.ndarray:
 
 def num(value: float) -> str:
     """Three significant digits, the way every evidence number is written (tests format theirs the same way)."""
-    return f"{value:.3g}"
+    return f"{float(value):.3g}"  # a Python float: numpy's own formatting is ten times slower
 
 
-def _phrases(rows: np.ndarray, make) -> list[str | None]:
-    out: list[str | None] = [None] * len(rows)
-    for i in np.flatnonzero(rows):
-        out[i] = make(int(i))
+def fmt(values: np.ndarray) -> np.ndarray:
+    """`num` over an array, as an object array of str (so that `+` joins texts element-wise)."""
+    values = np.asarray(values, dtype="float64")
+    distinct, inverse = np.unique(values, return_inverse=True)  # launches of one kernel repeat their numbers
+    return np.asarray([f"{v:.3g}" for v in distinct.tolist()], dtype=object)[inverse.reshape(values.shape)]
+
+
+def _phrases(rows: np.ndarray, build) -> np.ndarray:
+    """Evidence texts where `rows` hold (None elsewhere): `build(pick)` joins `fmt`ed columns, `pick(a)` = a[rows]."""
+    out = np.full(len(rows), None, dtype=object)
+    if rows.any():
+        out[rows] = build(lambda values: np.asarray(values)[rows])
     return out
+
+
+def _texts(mask: np.ndarray, yes: np.ndarray | str, no: np.ndarray | str) -> np.ndarray:
+    return np.where(mask, yes, no).astype(object)
 
 
 def test_roof(f: pd.DataFrame, t: dict[str, float]) -> _Test:
@@ -140,7 +152,7 @@ def test_roof(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     holds = ~np.isnan(fraction) & (fraction >= t["roof_fraction"])
     # no roof known: the test says nothing and blocks nothing (the other tests do not need a roof)
     return _Test(holds, np.ones(len(f), dtype=bool),
-                 _phrases(holds, lambda i: f"{num(100 * fraction[i])} % of its roof"), ())
+                 _phrases(holds, lambda p: fmt(100 * p(fraction)) + " % of its roof"), ())
 
 
 def test_launch(f: pd.DataFrame, t: dict[str, float]) -> _Test:
@@ -148,13 +160,11 @@ def test_launch(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     short = ~np.isnan(time_s) & (time_s < t["launch_time_s"])
     small = ~np.isnan(waves) & (waves < t["launch_waves"])
 
-    def phrase(i: int) -> str:
-        if short[i]:
-            return f"{num(time_s[i] * 1e6)} µs per launch"
-        where = f" on {num(sms[i])} SMs" if not np.isnan(sms[i]) else ""
-        grid = f" ({num(blocks[i])} blocks)" if not np.isnan(blocks[i]) else ""
-        return f"{num(waves[i])} waves{where}{grid}"
-    return _Test(short | small, short | ~np.isnan(waves), _phrases(short | small, phrase), ("waves",))
+    def build(p) -> np.ndarray:
+        grid = _texts(np.isnan(p(sms)), "", " on " + fmt(p(sms)) + " SMs") \
+            + _texts(np.isnan(p(blocks)), "", " (" + fmt(p(blocks)) + " blocks)")
+        return _texts(p(short), fmt(p(time_s) * 1e6) + " µs per launch", fmt(p(waves)) + " waves" + grid)
+    return _Test(short | small, short | ~np.isnan(waves), _phrases(short | small, build), ("waves",))
 
 
 def test_tail(f: pd.DataFrame, t: dict[str, float]) -> _Test:
@@ -165,9 +175,9 @@ def test_tail(f: pd.DataFrame, t: dict[str, float]) -> _Test:
         effect = np.where(partial > 0, 1.0 / (whole + 1.0), 0.0)
     decided = _known(waves, occ, theo)
     holds = decided & (whole >= 1) & (effect >= t["tail_effect"]) & (occ < theo * t["tail_occupancy_ratio"])
-    return _Test(holds, decided, _phrases(holds, lambda i: (
-        f"{num(waves[i])} waves: the partial last wave may take up to {num(100 * effect[i])} % of the time "
-        f"(occupancy {num(occ[i])} % of {num(theo[i])} % theoretical)")),
+    return _Test(holds, decided, _phrases(holds, lambda p: (
+        fmt(p(waves)) + " waves: the partial last wave may take up to " + fmt(100 * p(effect))
+        + " % of the time (occupancy " + fmt(p(occ)) + " % of " + fmt(p(theo)) + " % theoretical)")),
         ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
 
 
@@ -176,8 +186,8 @@ def test_uncoalesced(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     decided = _known(sectors, requests, ideal)
     ratio = _ratio(sectors, ideal)
     holds = decided & (requests > 0) & ~np.isnan(ratio) & (ratio >= t["uncoalesced_ratio"])
-    return _Test(holds, decided, _phrases(holds, lambda i: (
-        f"{num(sectors[i] / requests[i])} sectors/request, ideal {num(ideal[i] / requests[i])}")),
+    return _Test(holds, decided, _phrases(holds, lambda p: (
+        fmt(p(sectors) / p(requests)) + " sectors/request, ideal " + fmt(p(ideal) / p(requests)))),
         ("sectors_global", "requests_global", "sectors_global_ideal"))
 
 
@@ -186,9 +196,9 @@ def test_bank_conflicts(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     decided = _known(wavefronts, ideal)
     ratio = _ratio(wavefronts, ideal)
     holds = decided & ~np.isnan(ratio) & (ratio >= t["bank_conflict_ratio"])
-    return _Test(holds, decided, _phrases(holds, lambda i: (
-        f"{num(ratio[i])} shared wavefronts per conflict-free one ({num(wavefronts[i] - ideal[i])} of "
-        f"{num(wavefronts[i])} are bank conflicts)")), (txn_column("shared"), "txn_shared_ideal"))
+    return _Test(holds, decided, _phrases(holds, lambda p: (
+        fmt(p(ratio)) + " shared wavefronts per conflict-free one (" + fmt(p(wavefronts) - p(ideal)) + " of "
+        + fmt(p(wavefronts)) + " are bank conflicts)")), (txn_column("shared"), "txn_shared_ideal"))
 
 
 _OCCUPANCY_LIMITS = (("blocks_limit_registers", "registers"), ("blocks_limit_shared_mem", "shared memory"),
@@ -202,15 +212,21 @@ def test_occupancy(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     holds = decided & (theo < 100 - 1e-9) & (occ < t["occupancy_low_pct"])
     registers, shared, block = (_col(f, c) for c in ("registers_per_thread", "shared_mem_per_block", "block_size"))
 
-    def phrase(i: int) -> str:
-        lowest = np.nanmin(limits[i])
-        names = [name for (column, name), value in zip(_OCCUPANCY_LIMITS, limits[i]) if value == lowest]
-        detail = {"registers": f"{num(registers[i])}/thread", "shared memory": f"{num(shared[i])} B/block",
-                  "block size": f"{num(block[i])} threads/block", "blocks per SM": f"{num(lowest)} blocks/SM"}
-        why = " and ".join(f"{n} ({detail[n]})" if not detail[n].startswith("nan") else n for n in names)
-        return f"occupancy {num(occ[i])} % (theoretical {num(theo[i])} %), limited by {why}"
-    return _Test(holds, decided, _phrases(holds, phrase), ("occupancy_pct", "occupancy_theoretical_pct",
-                                                          *(c for c, _ in _OCCUPANCY_LIMITS)))
+    def build(p) -> np.ndarray:
+        mine = p(limits)
+        lowest = np.nanmin(mine, axis=1)
+        details = (("registers (", fmt(p(registers)), "/thread)", p(registers)),
+                   ("shared memory (", fmt(p(shared)), " B/block)", p(shared)),
+                   ("block size (", fmt(p(block)), " threads/block)", p(block)),
+                   ("blocks per SM (", fmt(lowest), " blocks/SM)", lowest))
+        why = np.full(len(lowest), "", dtype=object)
+        for j, (name, value, unit, raw) in enumerate(details):
+            text = _texts(np.isnan(raw), name[:-2], name + value + unit)
+            binding = mine[:, j] == lowest
+            why = np.where(binding, why + _texts(why == "", "", " and ") + text, why).astype(object)
+        return "occupancy " + fmt(p(occ)) + " % (theoretical " + fmt(p(theo)) + " %), limited by " + why
+    return _Test(holds, decided, _phrases(holds, build), ("occupancy_pct", "occupancy_theoretical_pct",
+                                                         *(c for c, _ in _OCCUPANCY_LIMITS)))
 
 
 def _top_stall(f: pd.DataFrame, stalls: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
@@ -226,19 +242,16 @@ def _issue_tests(f: pd.DataFrame, t: dict[str, float], stalls: dict[str, str]) -
     decided = ~np.isnan(issue)
     full = decided & (issue >= t["issue_full"])
     index, stall = _top_stall(f, stalls)
-    names = list(stalls.values())
+    names = np.asarray(list(stalls.values()) or [""], dtype=object)
 
-    def stall_text(i: int) -> str:
-        if np.isnan(stall[i]):
-            return ""
-        of = f" of {num(cycles[i])}" if not np.isnan(cycles[i]) else ""
-        return f"; {num(stall[i])}{of} cycles per instruction: {names[index[i]]}"
-    issue_test = _Test(full, decided, _phrases(full, lambda i: (
-        f"issue slots {num(100 * issue[i])} % busy{stall_text(i)}")), ("issue_active",))
+    def build(p) -> np.ndarray:
+        of = _texts(np.isnan(p(cycles)), "", " of " + fmt(p(cycles)))
+        why = _texts(np.isnan(p(stall)), "",
+                     "; " + fmt(p(stall)) + of + " cycles per instruction: " + names[p(index)])
+        return "issue slots " + fmt(100 * p(issue)) + " % busy" + why
     latency = decided & ~full
-    latency_test = _Test(latency, decided, _phrases(latency, lambda i: (
-        f"issue slots {num(100 * issue[i])} % busy{stall_text(i)}")), ("issue_active",))
-    return issue_test, latency_test
+    return (_Test(full, decided, _phrases(full, build), ("issue_active",)),
+            _Test(latency, decided, _phrases(latency, build), ("issue_active",)))
 
 
 def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None) -> pd.DataFrame:
@@ -256,20 +269,27 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None) -> 
     evidence = np.full(n, None, dtype=object)
     open_rows = np.ones(n, dtype=bool)
     blocked = np.zeros(n, dtype=bool)  # an earlier test was undecided: a later one that holds may not be the answer
-    missing: list[set[str]] = [set() for _ in range(n)]
+    needs = sorted({q for test in tests.values() for q in test.needs})
+    absent = np.column_stack([np.isnan(_col(frame, q)) for q in needs]) if needs else np.zeros((n, 0), dtype=bool)
+    missing = np.zeros_like(absent)
     for name in settings.order:
         test = tests[name]
         take = open_rows & ~blocked & test.holds
         limiter[take] = name
-        for i in np.flatnonzero(take):
-            evidence[i] = test.evidence[i]
+        evidence[take] = test.evidence[take]
         open_rows &= ~take
         undecided = open_rows & ~test.decided
-        for i in np.flatnonzero(undecided):  # every counter the remaining tests lack: one collect command
-            missing[i].update(q for q in test.needs if np.isnan(_col(frame, q)[i]))
+        if undecided.any():  # every counter the remaining tests lack: one collect command
+            columns = [needs.index(q) for q in test.needs]
+            missing[np.ix_(undecided, columns)] |= absent[np.ix_(undecided, columns)]
         blocked |= undecided
-    for i in np.flatnonzero(limiter == UNKNOWN_LIMITER):
-        evidence[i] = NOT_COLLECTED + ", ".join(missing_metrics(sorted(missing[i]), catalogue))
+    unknown = np.flatnonzero(limiter == UNKNOWN_LIMITER)
+    if len(unknown):  # one text per distinct set of missing counters, not one per launch
+        bits = missing[unknown].astype(np.int64) @ (np.int64(1) << np.arange(len(needs), dtype=np.int64))
+        patterns, inverse = np.unique(bits, return_inverse=True)
+        texts = [NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
+                                                           catalogue)) for b in patterns]
+        evidence[unknown] = np.asarray(texts, dtype=object)[inverse.reshape(-1)]
     return pd.DataFrame({"limiter": pd.Categorical(limiter, categories=list(LIMITERS)),
                          "limiter_evidence": pd.array(evidence, dtype="string")}, index=frame.index)
 
