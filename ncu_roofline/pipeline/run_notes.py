@@ -116,6 +116,7 @@ def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str
         report = source in reports
         how = (f"profile with `ncu --set full` (or {' '.join(f'--section {s}' for s in sections)}), or "
                f"{collect_command(needs, report=True)}" if report else collect_command(needs, report=False))
-        notes.append(f"{source}: the limiter is unknown on {len(rows)} of {counted(total, 'launch', 'launches')} "
-                     f"(why a kernel is slow needs {', '.join(needs)}); to collect them: {how}")
+        notes.append(f"{source}: the limiter (why a kernel is slow) is unknown on {len(rows)} of "
+                     f"{counted(total, 'launch', 'launches')}: its counters were not collected; to collect them: "
+                     f"{how} (`ncu-roofline metrics` lists them)")
     return notes
