@@ -216,3 +216,13 @@ def test_the_gpu_table_gives_the_peak_where_the_report_has_no_device_attributes(
     spec = devices["NVIDIA H100 PCIe"]
     # the table's SM count x 4 schedulers x the measured SM clock (1e9 Hz)
     assert out["peak_warp_gips"] == pytest.approx(spec.sm_count * 4 * 1e9 / 1e9, rel=1e-12)
+
+
+def test_clock_max_puts_the_instruction_roof_on_the_maximum_clock():
+    # measured 1 GHz, maximum 2 GHz (2e6 kHz): 108 SMs x 4 schedulers x 2e9 / 1e9 = 864 warp GIPS
+    row = launch(**{"device__attribute_max_gpu_frequency_khz": 2e6})
+    identity = {"source_file": "run.ncu-rep", "launch_id": [0], "kernel_name": ["k"], "grid": ["(1, 1, 1)"],
+                "block": ["(1, 1, 1)"]}
+    out = evaluate(finish_launch_table(identity, {k: [v] for k, v in row.items()}, 1), load_catalogue(),
+                   CeilingOptions(use_table=False, clock="max")).iloc[0]
+    assert out["peak_warp_gips"] == pytest.approx(864.0, rel=1e-12)

@@ -49,7 +49,7 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
     peaks = attach_ceilings(frame, derived, catalogue, options, notes)
     values = pd.concat([derived, peaks], axis=1)
     sol = speed_of_light(values, notes)
-    why = launch_limiters(frame, pd.concat([values, sol], axis=1), catalogue, options.devices)
+    why = launch_limiters(frame, pd.concat([values, sol], axis=1), catalogue, options.devices, options.clock)
     result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
                         values, sol, why], axis=1)
     result["status"] = notes.render().to_numpy()

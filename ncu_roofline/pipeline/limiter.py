@@ -304,16 +304,23 @@ def missing_metrics(quantities: list[str], catalogue: Catalogue | None) -> list[
 
 
 def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogue,
-                    devices: dict | None) -> pd.DataFrame:
-    """Per launch: the limiter inputs (kept for the groups), the instruction roofline and the limiter."""
+                    devices: dict | None, clock: str = "measured") -> pd.DataFrame:
+    """Per launch: the limiter inputs (kept for the groups), the instruction roofline and the limiter.
+
+    `clock="max"` (`--clock max`) puts the instruction roof on the device's maximum SM clock, as the other roofs."""
     inputs = limiter_inputs(raw, catalogue)
-    inputs["peak_warp_gips"] = peak_warp_gips(inputs.assign(sm_clock_hz=_clock(raw, catalogue)), raw, devices)
+    measured = _clock(raw, catalogue, "sm_clock_hz")
+    peak = peak_warp_gips(inputs.assign(sm_clock_hz=measured), raw, devices)
+    if clock == "max":
+        scale = _clock(raw, catalogue, "max_sm_clock_hz") / measured
+        peak = np.where(np.isfinite(scale), peak * scale, peak)
+    inputs["peak_warp_gips"] = peak
     frame = pd.concat([values, inputs], axis=1)
     return pd.concat([inputs, instruction_roofline(frame), limiter_columns(frame, catalogue)], axis=1)
 
 
-def _clock(raw: pd.DataFrame, catalogue: Catalogue) -> np.ndarray:
-    defs = catalogue.definitions("sm_clock_hz")
+def _clock(raw: pd.DataFrame, catalogue: Catalogue, quantity: str) -> np.ndarray:
+    defs = catalogue.definitions(quantity)
     return pick_definition(raw, defs).values if defs else np.full(len(raw), np.nan)
 
 
