@@ -147,7 +147,7 @@ def _texts(mask: np.ndarray, yes: np.ndarray | str, no: np.ndarray | str) -> np.
     return np.where(mask, yes, no).astype(object)
 
 
-def test_roof(f: pd.DataFrame, t: dict[str, float]) -> _Test:
+def check_roof(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     fraction = _col(f, "roofline_fraction")
     holds = ~np.isnan(fraction) & (fraction >= t["roof_fraction"])
     # no roof known: the test says nothing and blocks nothing (the other tests do not need a roof)
@@ -155,7 +155,7 @@ def test_roof(f: pd.DataFrame, t: dict[str, float]) -> _Test:
                  _phrases(holds, lambda p: fmt(100 * p(fraction)) + " % of its roof"), ())
 
 
-def test_launch(f: pd.DataFrame, t: dict[str, float]) -> _Test:
+def check_launch(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     time_s, waves, sms, blocks = (_col(f, c) for c in ("time_s", "waves", "sm_count", "grid_blocks"))
     short = ~np.isnan(time_s) & (time_s < t["launch_time_s"])
     small = ~np.isnan(waves) & (waves < t["launch_waves"])
@@ -167,7 +167,7 @@ def test_launch(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     return _Test(short | small, short | ~np.isnan(waves), _phrases(short | small, build), ("waves",))
 
 
-def test_tail(f: pd.DataFrame, t: dict[str, float]) -> _Test:
+def check_tail(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     waves, occ, theo = (_col(f, c) for c in ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
     whole = np.floor(waves)
     partial = waves - whole
@@ -181,7 +181,7 @@ def test_tail(f: pd.DataFrame, t: dict[str, float]) -> _Test:
         ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
 
 
-def test_uncoalesced(f: pd.DataFrame, t: dict[str, float]) -> _Test:
+def check_uncoalesced(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     sectors, requests, ideal = (_col(f, c) for c in ("sectors_global", "requests_global", "sectors_global_ideal"))
     decided = _known(sectors, requests, ideal)
     ratio = _ratio(sectors, ideal)
@@ -191,7 +191,7 @@ def test_uncoalesced(f: pd.DataFrame, t: dict[str, float]) -> _Test:
         ("sectors_global", "requests_global", "sectors_global_ideal"))
 
 
-def test_bank_conflicts(f: pd.DataFrame, t: dict[str, float]) -> _Test:
+def check_bank_conflicts(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     wavefronts, ideal = _col(f, txn_column("shared")), _col(f, "txn_shared_ideal")
     decided = _known(wavefronts, ideal)
     ratio = _ratio(wavefronts, ideal)
@@ -205,7 +205,7 @@ _OCCUPANCY_LIMITS = (("blocks_limit_registers", "registers"), ("blocks_limit_sha
                      ("blocks_limit_warps", "block size"), ("blocks_limit_blocks", "blocks per SM"))
 
 
-def test_occupancy(f: pd.DataFrame, t: dict[str, float]) -> _Test:
+def check_occupancy(f: pd.DataFrame, t: dict[str, float]) -> _Test:
     occ, theo = _col(f, "occupancy_pct"), _col(f, "occupancy_theoretical_pct")
     limits = np.column_stack([_col(f, c) for c, _ in _OCCUPANCY_LIMITS])
     decided = _known(occ, theo) & ~np.isnan(limits).any(axis=1)
@@ -261,9 +261,9 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None) -> 
     settings = limiter_settings()
     t = settings.thresholds
     issue, latency = _issue_tests(frame, t, settings.stalls)
-    tests = {"roof": test_roof(frame, t), "launch": test_launch(frame, t), "tail": test_tail(frame, t),
-             "uncoalesced": test_uncoalesced(frame, t), "bank_conflicts": test_bank_conflicts(frame, t),
-             "occupancy": test_occupancy(frame, t), "issue": issue, "latency": latency}
+    tests = {"roof": check_roof(frame, t), "launch": check_launch(frame, t), "tail": check_tail(frame, t),
+             "uncoalesced": check_uncoalesced(frame, t), "bank_conflicts": check_bank_conflicts(frame, t),
+             "occupancy": check_occupancy(frame, t), "issue": issue, "latency": latency}
     n = len(frame)
     limiter = np.full(n, UNKNOWN_LIMITER, dtype=object)
     evidence = np.full(n, None, dtype=object)
