@@ -16,7 +16,7 @@ import pandas as pd
 
 from .core.errors import InputError
 from .core.version import __version__
-from .core.vocabulary import APP_HEADROOM, KERNEL_IDENTITY, LAUNCH_IDENTITY, RESULT_COLUMNS
+from .core.vocabulary import APP_HEADROOM, KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
 from .pipeline.app_weight import AppWeighting
 from .pipeline.by_name import by_name_rows, evaluate_launches
 from .pipeline.catalogue import Catalogue, load_catalogue
@@ -24,8 +24,9 @@ from .pipeline.ceilings import CeilingOptions, resolve_devices
 from .pipeline.derive import Gap
 from .pipeline.evaluate import refuse_without_roofline_metrics
 from .pipeline.group import filter_nvtx, group_keys, group_launches
+from .pipeline.limiter import group_limiters, limiter_settings
 from .pipeline.rank import rank_kernels
-from .pipeline.run_notes import gap_notes, nothing_placed_message, unplaced_note
+from .pipeline.run_notes import gap_notes, limiter_notes, nothing_placed_message, unplaced_note
 from .pipeline.validity import flag_invalid_values, invalid_value_notes
 from .readers import expand_paths, read_inputs
 
@@ -185,7 +186,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         # on the values as read: a file whose only counters are impossible values is analysed and flagged
         refuse_without_roofline_metrics(read if sums is None else pd.concat([read, sums], ignore_index=True),
                                         catalogue, reports)
-    launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)]
+    launch_table = launches[[c for c in LAUNCH_IDENTITY if c in launches] + list(RESULT_COLUMNS)
+                            + list(LIMITER_COLUMNS)]
     launch_table = launch_table.sort_values(["source_file", "launch_id"], kind="stable", ignore_index=True)
     if group_by_op:
         from .pipeline.torch_ranges import group_by_op as relabel_by_op
@@ -193,11 +195,13 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         kernel_values = group_launches(relabel_by_op(group_rows), group_keys(False))
     else:
         kernel_values = group_launches(group_rows, group_keys(group_by_nvtx))
+    kernel_values = group_limiters(kernel_values, catalogue)
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
-    kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS)])
+    kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS) + list(LIMITER_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
         raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, group_rows))
-    notes = [*reader_notes, *gap_notes(gaps, reports)]
+    notes = [*reader_notes, *gap_notes(gaps, reports),
+             *limiter_notes(launch_table, reports, limiter_settings().sections)]
     unplaced = unplaced_note(kernels, group_rows)
     if unplaced:
         notes.append(unplaced)

@@ -292,7 +292,13 @@ def metrics(arch: Optional[float] = typer.Option(None, "--arch", help="Compute c
             as_list: bool = typer.Option(False, "--list", help="Only the comma-separated metric list.")) -> None:
     """Print the ncu command lines that collect what the analysis needs."""
     from ..pipeline.catalogue import load_catalogue
-    from ..pipeline.collect import collection_metrics, metrics_flag, sections_flag
+    from ..pipeline.collect import (
+        collection_metrics,
+        limiter_metrics,
+        limiter_sections_flag,
+        metrics_flag,
+        sections_flag,
+    )
 
     catalogue = load_catalogue()
     if as_list:
@@ -303,6 +309,11 @@ def metrics(arch: Optional[float] = typer.Option(None, "--arch", help="Compute c
                  "-o /dev/null ./app > run.csv", highlight=False, soft_wrap=True)
     stdout.print("# Binary report:", highlight=False)
     stdout.print(f"ncu --set full {sections_flag()} -o run ./app", highlight=False, soft_wrap=True)
+    stdout.print("# Why it is slow (limiter) and the instruction roofline: `--set full` holds them, or these sections "
+                 "(binary report), or these metrics (CSV, added to the list above):", highlight=False)
+    stdout.print(f"ncu {limiter_sections_flag()} -o run ./app", highlight=False, soft_wrap=True)
+    stdout.print(f"ncu --metrics {','.join(limiter_metrics(catalogue, complete=complete))} --csv --page raw "
+                 "--print-units base -o /dev/null ./app > why.csv", highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -141,6 +141,42 @@ APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH = "app_launches", "app_time_s", 
 APP_COLUMNS: tuple[str, ...] = (APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH)
 # Run totals of the weighting, and the share of one unprofiled kernel in the run's GPU kernel time.
 APP_GPU_TIME, PROFILED_SHARE, APP_TIME_SHARE = "app_gpu_time_s", "profiled_share", "app_time_share"
+# Why a kernel is slow (pipeline/limiter.py, thresholds and test order in metrics/limiters.toml), and the
+# instruction roofline (Ding & Williams 2019): warp instructions, their rate, and warp instructions per transaction
+# at each level (`ii_<level>`), shared memory included.
+LIMITERS: tuple[str, ...] = ("roof", "launch", "tail", "occupancy", "latency", "issue", "uncoalesced",
+                             "bank_conflicts", "unknown")
+UNKNOWN_LIMITER = "unknown"
+INSTRUCTION_LEVELS: tuple[str, ...] = ("l1", "l2", "dram", "shared")
+
+
+def txn_column(level: str) -> str:
+    """Transactions at a level: sectors (L1 global/local, L2, DRAM) or wavefronts (shared memory)."""
+    return f"txn_{level}"
+
+
+def ii_column(level: str) -> str:
+    """Instruction intensity: warp instructions per transaction at a level."""
+    return f"ii_{level}"
+
+
+II_COLUMNS: tuple[str, ...] = tuple(ii_column(lv) for lv in INSTRUCTION_LEVELS)
+# Published per launch and per kernel group (after the speed-of-light columns).
+# `ii_shared_ideal`: warp instructions per conflict-free shared wavefront (the bank-conflict wall).
+II_SHARED_IDEAL = "ii_shared_ideal"
+LIMITER_COLUMNS: tuple[str, ...] = ("limiter", "limiter_evidence", "warp_inst", "int_ops", "gips", "peak_warp_gips",
+                                    *II_COLUMNS, II_SHARED_IDEAL)
+# Limiter inputs that add up over a group's launches (its ratios are recomputed from these sums) ...
+LIMITER_SUMMED: tuple[str, ...] = ("warp_inst", "int_ops", *(txn_column(lv) for lv in INSTRUCTION_LEVELS),
+                                   "txn_shared_ideal", "sectors_global", "requests_global", "sectors_global_ideal")
+# ... and those that are rates or settings of a launch: a group's value is sum(value x time_s) / sum(time_s).
+LIMITER_TIME_WEIGHTED: tuple[str, ...] = (
+    "waves", "sm_count", "grid_blocks", "occupancy_pct", "occupancy_theoretical_pct", "issue_active",
+    "warp_cycles_per_issue", "registers_per_thread", "shared_mem_per_block", "block_size", "blocks_limit_registers",
+    "blocks_limit_shared_mem", "blocks_limit_warps", "blocks_limit_blocks", "peak_warp_gips",
+    "stall_long_scoreboard", "stall_short_scoreboard", "stall_mio_throttle", "stall_lg_throttle", "stall_barrier",
+    "stall_math_pipe_throttle", "stall_wait", "stall_branch_resolving", "stall_no_instruction", "stall_not_selected",
+)
 
 # What a person reads: labels for terms in charts, tables and messages.
 DISPLAY: dict[str, str] = {

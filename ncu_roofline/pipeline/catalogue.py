@@ -254,8 +254,19 @@ def _cached_globs(catalogue: Catalogue) -> frozenset[str]:
 
 
 def load_catalogue(path: Path | None = None) -> Catalogue:
-    """Read the catalogue once; the default file is `metrics/catalogue.toml`."""
-    return _load(path or METRICS_DIR / "catalogue.toml")
+    """Read the catalogue once; the default is `metrics/catalogue.toml` with the limiter and instruction-roofline
+    quantities of `metrics/limiters.toml` (pipeline/limiter.py), so readers keep their metrics too."""
+    return _load(path) if path is not None else _load_default()
+
+
+LIMITERS_FILE = "limiters.toml"
+
+
+@cache
+def _load_default() -> Catalogue:
+    base, extra = _load(METRICS_DIR / "catalogue.toml"), _load(METRICS_DIR / LIMITERS_FILE)
+    return Catalogue(quantities={**base.quantities, **extra.quantities}, sources={**base.sources, **extra.sources},
+                     timing=base.timing)
 
 
 @cache
@@ -267,6 +278,8 @@ def _load(path: Path) -> Catalogue:
     clocks = tuple(timing_table.get("clocks", ()))
     quantities: dict[str, list[Definition]] = {}
     for quantity, entries in data.items():
+        if not isinstance(entries, list):  # a table of settings (limiters.toml's thresholds), not definitions
+            continue
         defs = []
         for entry in entries:
             defs.append(Definition(

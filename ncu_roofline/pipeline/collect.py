@@ -35,7 +35,28 @@ def collection_metrics(catalogue: Catalogue, compute_capability: float | None = 
             if not complete and (compute_capability is not None or definition.when is None
                                  or (arch_only and definition.applies(arch)[0])):
                 break
+    if complete:
+        names.extend(limiter_metrics(catalogue, complete=True))
     return list(dict.fromkeys(names))
+
+
+def limiter_metrics(catalogue: Catalogue, *, complete: bool = False) -> list[str]:
+    """The `--metrics` list for the limiter and the instruction roofline (metrics/limiters.toml): per quantity the
+    inputs of its first definition (of every one with `complete`)."""
+    from .limiter import limiter_settings
+
+    names: list[str] = []
+    for quantity in limiter_settings().quantities:
+        for definition in catalogue.definitions(quantity)[: None if complete else 1]:
+            names.extend(definition.expr.names)
+    return list(dict.fromkeys(names))
+
+
+def limiter_sections_flag() -> str:
+    """The ncu sections that hold the limiter's counters in a binary report (`--set full` has them all)."""
+    from .limiter import limiter_settings
+
+    return " ".join(f"--section {s}" for s in limiter_settings().sections)
 
 
 def metrics_flag(catalogue: Catalogue, compute_capability: float | None = None, *, complete: bool = False) -> str:

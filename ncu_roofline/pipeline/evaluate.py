@@ -18,6 +18,7 @@ from ..core.vocabulary import PEAK_COLUMNS, TRAFFIC_COLUMNS, WORK_COLUMNS
 from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
 from .derive import Gap, derive_quantities
+from .limiter import launch_limiters
 from .rank import speed_of_light
 
 COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
@@ -48,8 +49,9 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
     peaks = attach_ceilings(frame, derived, catalogue, options, notes)
     values = pd.concat([derived, peaks], axis=1)
     sol = speed_of_light(values, notes)
+    why = launch_limiters(frame, pd.concat([values, sol], axis=1), catalogue, options.devices, options.clock)
     result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
-                        values, sol], axis=1)
+                        values, sol, why], axis=1)
     result["status"] = notes.render().to_numpy()
     return result
 

@@ -27,6 +27,8 @@ from ..core.vocabulary import (
     ALL_TERMS,
     DERIVED_QUANTITIES,
     LEVELS,
+    LIMITER_SUMMED,
+    LIMITER_TIME_WEIGHTED,
     TENSOR_FLOP_COLUMNS,
     TERM_BY_KEY,
     WORK_COLUMNS,
@@ -69,6 +71,7 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out["source_files"] = grouped["source_file"].nunique().to_numpy()
     for column, total in _sums_or_null(frame, grouped, list(SUMMED)).items():
         out[column] = total
+    _limiter_inputs(frame, grouped, out)
     _recompute_ratios(out)
     _group_roofs(frame, out)
     for quantity in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS):
@@ -94,6 +97,25 @@ def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> No
     status = out["status"].astype("object").to_numpy()
     has = excluded > 0
     out["status"] = np.where(has, np.where(status == "ok", note, note + "; " + status.astype(str)), status)
+
+
+def _limiter_inputs(frame: pd.DataFrame, grouped, out: pd.DataFrame) -> None:
+    """The limiter's inputs (limiter.py): counts summed, rates and launch settings weighted by time (null where any
+    launch of the group has it unknown)."""
+    for column, total in _sums_or_null(frame, grouped, [c for c in LIMITER_SUMMED if c in frame]).items():
+        out[column] = total
+    weighted = [c for c in LIMITER_TIME_WEIGHTED if c in frame]
+    if not weighted:
+        return
+    time_s = frame["time_s"].astype("float64")
+    products = frame[weighted].astype("float64").mul(time_s, axis=0).assign(_time=time_s, _group=frame["_group"])
+    for column, total in _sums_or_null(products, products.groupby("_group", sort=True),
+                                       [*weighted, "_time"]).items():
+        out[column] = total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for column in weighted:
+            out[column] = _finite(out[column] / out["_time"])
+    del out["_time"]
 
 
 def _sums_or_null(frame: pd.DataFrame, grouped, columns: list[str]) -> dict[str, np.ndarray]:

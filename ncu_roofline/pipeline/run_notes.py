@@ -100,3 +100,27 @@ def nothing_placed_message(kernels: pd.DataFrame, launches: pd.DataFrame) -> str
     count, reasons = unplaced_kernels(kernels, launches)
     return (f"no kernel can be placed on a roofline ({count} kernel(s)): " + "; ".join(reasons)
             + " (--allow-empty writes the outputs anyway)")
+
+
+def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str, ...]) -> list[str]:
+    """One note per source file whose launches have an `unknown` limiter: the counters it lacks and the command that
+    collects them (said once for the run, not on every launch)."""
+    from .limiter import NOT_COLLECTED
+
+    if "limiter" not in launches or not len(launches):
+        return []
+    unknown = launches[(launches["limiter"].astype("object") == "unknown").to_numpy()]
+    notes = []
+    for source, rows in unknown.groupby(unknown["source_file"].astype("object").fillna(""), sort=True):
+        needs: list[str] = []
+        for text in pd.unique(rows["limiter_evidence"].astype("object").dropna()):
+            needs.extend(str(text).removeprefix(NOT_COLLECTED).split(", "))
+        needs = list(dict.fromkeys(needs))
+        total = int((launches["source_file"].astype("object").fillna("") == source).sum())
+        report = source in reports
+        how = (f"profile with `ncu --set full` (or {' '.join(f'--section {s}' for s in sections)}), or "
+               f"{collect_command(needs, report=True)}" if report else collect_command(needs, report=False))
+        notes.append(f"{source}: the limiter (why a kernel is slow) is unknown on {len(rows)} of "
+                     f"{counted(total, 'launch', 'launches')}: its counters were not collected; to collect them: "
+                     f"{how} (`ncu-roofline metrics` lists them)")
+    return notes

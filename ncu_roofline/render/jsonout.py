@@ -8,13 +8,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS
+from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS
 from ..pipeline.totals import run_totals
 
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
                  "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
-                 "headroom_s", "ceiling_source", "status",
+                 "headroom_s", "ceiling_source", "status", *LIMITER_COLUMNS,
                  # present with `analyze --points` only
                  "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points",
                  # present with `analyze --nsys` only

@@ -23,7 +23,9 @@ if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline 
 # (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
 _COLUMNS = (("#", "right"), ("kernel", "left"), ("calls", "right"), ("time", "right"), ("share", "right"),
             ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"))
-CAPTION = "calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof saves"
+_WHY_COLUMN = (("why", "left"),)
+CAPTION = ("calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof "
+           "saves · why: the limiter, the first thing to fix (`show RANK` gives its evidence)")
 # With --nsys: the kernel's time over the whole run, and the part of it reaching the roof would save.
 _APP_COLUMNS = (("app time", "right"), ("app headroom", "right"))
 APP_CAPTION = " · app: over the whole run (Nsight Systems timeline)"
@@ -41,14 +43,33 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
         "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
         *((fmt_si(getattr(row, APP_TIME), "s"), fmt_si(getattr(row, APP_HEADROOM), "s")) if APP_HEADROOM in kernels
           else ()),
+        limiter_word(getattr(row, "limiter", None)),
     ] for row in kernels.head(top).itertuples(index=False)]
+
+
+def limiter_word(value: object) -> str:
+    """The limiter as the tables print it ('bank conflicts'), '—' where the tables have none."""
+    import pandas as pd  # noqa: F811
+
+    return "—" if value is None or pd.isna(value) else str(value).replace("_", " ")
+
+
+def limiter_text(limiter: object, evidence: object) -> str:
+    """'latency: issue slots 26 % busy; ...' in words; an unknown limiter points at the run notes for what to
+    collect (its evidence names every missing metric: too long for a table cell)."""
+    import pandas as pd  # noqa: F811
+
+    word = limiter_word(limiter)
+    if word == "unknown":
+        return "unknown (counters not collected: see the notes)"
+    return word if evidence is None or pd.isna(evidence) else f"{word}: {evidence}"
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120) -> Table:
     """The ranked kernels in `width` columns: every number and the rank at full length, the names shortened to
     what is left (statuses go under the table, see `status_notes`)."""
     rows = _rows(kernels, top)
-    columns = (*_COLUMNS, *_APP_COLUMNS) if APP_HEADROOM in kernels else _COLUMNS
+    columns = (*_COLUMNS, *(_APP_COLUMNS if APP_HEADROOM in kernels else ()), *_WHY_COLUMN)
     widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(columns)]
     fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(columns) - 1)  # a space each side inside
     name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))

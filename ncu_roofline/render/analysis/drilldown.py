@@ -15,11 +15,20 @@ from rich.table import Table
 
 from ...core.errors import InputError
 from ...core.kernel_labels import display_name
-from ...core.vocabulary import ALL_TERMS, LEVELS, ai_column, bytes_column, def_column, display
+from ...core.vocabulary import (
+    ALL_TERMS,
+    INSTRUCTION_LEVELS,
+    LEVELS,
+    ai_column,
+    bytes_column,
+    def_column,
+    display,
+    ii_column,
+)
 from ..numbers import format_number, format_si
 
 _LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
-                   "headroom_s")
+                   "headroom_s", "limiter")
 
 
 def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
@@ -83,6 +92,8 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     console.print(f"#{row['rank']} {display_name(str(row['kernel_name']))}", markup=False, highlight=False)
     console.print(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
                   f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}", markup=False, highlight=False)
+    for line in _why_lines(row):
+        console.print(line, markup=False, highlight=False)
 
     numbers = Table(title="derived numbers", header_style="bold", box=None, pad_edge=False)
     for name in ("column", "value", "definition"):
@@ -125,3 +136,20 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     others = sorted(set(mine["status"].astype(str)) - {str(row.get("status")), "ok"}) if "status" in mine else []
     for status in others:
         console.print(f"some launches: {status}", markup=False, highlight=False)
+
+
+def _why_lines(row: pd.Series) -> list[str]:
+    """The limiter with its evidence in full, and the instruction roofline's numbers (none for older tables)."""
+    if "limiter" not in row:
+        return []
+    lines = [f"why: {str(row['limiter']).replace('_', ' ')}"
+             + (f": {row['limiter_evidence']}" if pd.notna(row.get("limiter_evidence")) else "")]
+    if pd.notna(row.get("warp_inst")):
+        per = ", ".join(f"{display(lv) if lv != 'shared' else 'shared'} {format_number(row.get(ii_column(lv)))}"
+                        for lv in INSTRUCTION_LEVELS)
+        lines.append(f"instructions: {format_si(row['warp_inst'], '')} warp instructions, "
+                     f"{format_number(row.get('gips'))} warp GIPS of {format_number(row.get('peak_warp_gips'))} "
+                     f"peak; warp instructions per transaction: {per}")
+    if pd.notna(row.get("int_ops")):
+        lines.append(f"integer operations: {format_si(row['int_ops'], 'op')}")
+    return lines

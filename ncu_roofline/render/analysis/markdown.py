@@ -13,6 +13,7 @@ from ..numbers import format_number
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
 from ..safe_text import for_markdown_code, for_terminal
+from .console import limiter_text
 
 
 def totals_sentence(totals: dict) -> str:
@@ -63,8 +64,9 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     lines += [
         "| # | kernel | launches | time | share | FLOP/s | "
         + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |"
-        + (" app time | app headroom |" if app else ""),
-        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|" + ("---:|---:|" if app else ""),
+        + (" app time | app headroom |" if app else "") + " why |",
+        "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|" + ("---:|---:|" if app else "")
+        + "---|",
     ]
     shown = kernels.head(top)
     # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
@@ -78,7 +80,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
             f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
             f"{fmt_si(row.headroom_s, 's')} |"
-            + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else ""))
+            + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else "")
+            + f" {_cell(for_terminal(limiter_text(getattr(row, 'limiter', None), getattr(row, 'limiter_evidence', None))))} |")
     if unprofiled:
         lines += ["", *(f"- {line.strip()}" if line.startswith("  ") else line for line in unprofiled)]
     if not_ok:
@@ -87,3 +90,4 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     if notes:
         lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
     return "\n".join(lines) + "\n"
+

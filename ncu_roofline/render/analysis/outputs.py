@@ -13,10 +13,13 @@ from ...core.parquet import parquet_bytes
 from ..bundle import OutputSet, prepare_outdir
 from ..chart_files import chart_payloads
 from .chart import ChartContext, roofline_spec
+from .instruction_chart import has_instruction_data, instruction_roofline_spec
 
 CHART_FORMATS = ("vl.json", "html", "svg", "png")
 EXTRA_FORMATS = ("svg", "png")  # what --format may ask for; vl.json and html are always written
-OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", *(f"roofline.{fmt}" for fmt in CHART_FORMATS))
+INSTRUCTION_STEM = "instruction_roofline"  # written where the capture counts warp instructions
+OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", *(f"roofline.{fmt}" for fmt in CHART_FORMATS),
+                *(f"{INSTRUCTION_STEM}.{fmt}" for fmt in CHART_FORMATS))
 
 
 def write_outputs(outdir: Path, *, launches: pd.DataFrame, kernels: pd.DataFrame, metadata: dict[str, str],
@@ -53,6 +56,10 @@ def stage_outputs(outdir: Path, outputs: OutputSet, *, launches: pd.DataFrame, k
                 "kernels.parquet": parquet_bytes(kernels, metadata)}
     spec = roofline_spec(kernels, ctx, model_points=model_points, model_pairs=model_pairs)
     payloads.update(chart_payloads(spec, ["vl.json", "html", *extra]))
+    if has_instruction_data(kernels):
+        title = f"{ctx.gpu} · {', '.join(Path(p).name for p in ctx.inputs)}"
+        payloads.update(chart_payloads(instruction_roofline_spec(kernels, title=title, top=ctx.top),
+                                       ["vl.json", "html", *extra], stem=INSTRUCTION_STEM))
     for precision, view in views.items():
         view_spec = roofline_spec(view, replace(ctx, precision=precision))
         payloads.update(chart_payloads(view_spec, ["vl.json", "html", *extra], stem=f"roofline_{precision}"))

@@ -23,6 +23,7 @@ from ...core.vocabulary import (
     flop_column,
 )
 from ..numbers import format_number, format_si
+from .console import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
 TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (
@@ -30,7 +31,7 @@ TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (
     ("share", "time share"), ("performance", "achieved"), ("mix", "precision mix (FLOPs)"), ("flops", "FLOPs"),
     ("bytes", "bytes"), *((ai_column(level), f"AI {display(level)} (FLOP/byte)") for level in LEVELS),
     ("bound", "bound"), ("binding_roof", "binding roof"), ("fraction", "roofline fraction"),
-    ("headroom", "headroom"),
+    ("headroom", "headroom"), ("why", "why (limiter)"),
 )
 
 
@@ -94,7 +95,12 @@ def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
         "binding_roof": binding,
         "fraction": [_percent(v) for v in kept["roofline_fraction"]],
         "headroom": [format_si(v, "s") for v in kept["headroom_s"]],
+        "why": [limiter_text(w, e) for w, e in zip(_column(kept, "limiter"), _column(kept, "limiter_evidence"))],
     }
+
+
+def _column(table: pd.DataFrame, column: str) -> list[object]:
+    return table[column].astype("object").tolist() if column in table else [None] * len(table)
 
 
 def time_unit(seconds: pd.Series) -> tuple[str, float]:

@@ -1,0 +1,155 @@
+"""The instruction roofline (Ding & Williams 2019): warp GIPS against warp instructions per transaction.
+
+One point per kernel group and level (L1 global/local sectors, L2 sectors, DRAM sectors, shared-memory wavefronts)
+at the group's warp GIPS; the roof is the peak warp GIPS (SMs x warp schedulers x clock), each memory wall a
+diagonal at that level's peak transactions per second (bytes per second / 32 B per sector; shared memory: one
+wavefront per SM per clock) that stops where it meets the roof. On the shared level a dashed segment runs from
+the kernel's point to its bank-conflict wall: where the point would be without bank conflicts (warp instructions
+per conflict-free wavefront). Built from the kernel table only (the `ii_*`, `gips` and `peak_*` columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...core.kernel_labels import display_name
+from ...core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LEVELS, display, ii_column, peak_bytes_column
+from ...pipeline.limiter import limiter_settings
+from .. import vegalite as vl
+from ..numbers import format_number, format_si
+from .console import limiter_text
+
+SECTOR_BYTES = 32.0  # Nsight Compute metrics guide: a sector is 32 bytes
+COLOURS = {"l1": "#e45756", "l2": "#f58518", "dram": "#4c78a8", "shared": "#54a24b"}
+SHAPES = {"l1": "circle", "l2": "square", "dram": "triangle-up", "shared": "diamond"}
+WIDTH, HEIGHT = 640, 420
+
+
+def level_name(level: str) -> str:
+    return "shared memory" if level == "shared" else display(level)
+
+
+@dataclass
+class InstructionChartData:
+    points: pd.DataFrame
+    walls: pd.DataFrame  # two rows (x, y) per diagonal or roof line, by `wall`
+    conflicts: pd.DataFrame  # two rows per kernel: its shared point and its conflict-free point
+    x_domain: tuple[float, float]
+    y_domain: tuple[float, float]
+    peak_gips: float | None
+
+
+def _finite(values: pd.Series) -> np.ndarray:
+    array = pd.to_numeric(values, errors="coerce").to_numpy(dtype="float64")
+    return array[np.isfinite(array) & (array > 0)]
+
+
+def _median(table: pd.DataFrame, column: str) -> float | None:
+    values = _finite(table[column]) if column in table else np.zeros(0)
+    return float(np.median(values)) if len(values) else None
+
+
+def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionChartData:
+    shown = kernels[pd.to_numeric(kernels.get("gips"), errors="coerce").fillna(0) > 0].head(top)
+    rows = []
+    for row in shown.itertuples(index=False):
+        base = {"rank": int(row.rank), "kernel": str(row.kernel_name), "label": display_name(str(row.kernel_name)),
+                "gips": float(row.gips), "launches": int(row.launches),
+                "warp_inst_text": format_si(row.warp_inst, ""), "gips_text": format_number(row.gips),
+                "int_ops_text": format_si(getattr(row, "int_ops", None), "op"),
+                "why": limiter_text(getattr(row, "limiter", None), getattr(row, "limiter_evidence", None))}
+        for level in INSTRUCTION_LEVELS:
+            x = getattr(row, ii_column(level), None)
+            if x is not None and pd.notna(x) and x > 0:
+                rows.append({**base, "level": level_name(level), "ii": float(x), "ii_text": format_number(x)})
+    points = pd.DataFrame(rows, columns=["rank", "kernel", "label", "gips", "launches", "warp_inst_text",
+                                         "gips_text", "int_ops_text", "why", "level", "ii", "ii_text"])
+    peak = _median(shown, "peak_warp_gips")
+    # peak transactions per second (in G/s) of each level: memory roofs / 32 B; shared: one wavefront per SM-clock
+    txn_peaks = {lv: (p / SECTOR_BYTES / 1e9 if (p := _median(shown, peak_bytes_column(lv))) else None)
+                 for lv in LEVELS}
+    txn_peaks["shared"] = peak / limiter_settings().schedulers_per_sm if peak else None
+    conflicts = []
+    if II_SHARED_IDEAL in shown:
+        for row in shown.itertuples(index=False):
+            ideal, measured = getattr(row, II_SHARED_IDEAL), getattr(row, ii_column("shared"))
+            if pd.notna(ideal) and pd.notna(measured) and ideal > measured * (1 + 1e-9):
+                for x in (measured, ideal):
+                    conflicts.append({"rank": int(row.rank), "ii": float(x), "gips": float(row.gips),
+                                      "text": f"#{int(row.rank)}: {format_number(ideal)} without bank conflicts"})
+    conflicts_frame = pd.DataFrame(conflicts, columns=["rank", "ii", "gips", "text"])
+    xs = [*points["ii"], *conflicts_frame["ii"], *((peak / t) for t in txn_peaks.values() if t and peak)]
+    ys = [*points["gips"], *([peak] if peak else [])]
+    x_domain = (min(xs) / 4, max(xs) * 4) if xs else (0.01, 100.0)
+    y_domain = (min(ys) / 4, max(ys) * 2) if ys else (0.1, 1000.0)
+    walls = []
+    for level, txn in txn_peaks.items():
+        if txn and peak:
+            ridge = peak / txn
+            name = f"{level_name(level)} {format_number(txn)} G txn/s"
+            walls += [{"wall": name, "level": level_name(level), "x": x_domain[0], "y": x_domain[0] * txn},
+                      {"wall": name, "level": level_name(level), "x": ridge, "y": peak}]
+    if peak:
+        name = f"peak {format_number(peak)} warp GIPS"
+        walls += [{"wall": name, "level": "roof", "x": x_domain[0], "y": peak},
+                  {"wall": name, "level": "roof", "x": x_domain[1], "y": peak}]
+    return InstructionChartData(points, pd.DataFrame(walls, columns=["wall", "level", "x", "y"]), conflicts_frame,
+                                x_domain, y_domain, peak)
+
+
+def instruction_roofline_spec(kernels: pd.DataFrame, *, title: str, top: int = 20) -> vl.Spec:
+    """The instruction roofline as a Vega-Lite spec: walls, the roof, bank-conflict walls, kernel points (hover:
+    every number; click the legend: one level; drag and wheel: zoom and pan)."""
+    data = instruction_chart_data(kernels, top)
+    x_scale, y_scale = vl.log_scale(list(data.x_domain)), vl.log_scale(list(data.y_domain))
+    x = vl.channel("x:Q", scale=x_scale, title="instruction intensity (warp instructions per transaction)")
+    y = vl.channel("y:Q", scale=y_scale, title="performance (warp GIPS)")
+    levels = [level_name(lv) for lv in INSTRUCTION_LEVELS]
+    colour = vl.channel("level:N", scale=vl.ordinal_scale([*levels, "roof"],
+                                                          {**{level_name(k): v for k, v in COLOURS.items()},
+                                                           "roof": "#333333"}), title="level")
+    walls = {"data": {"name": "walls"}, "mark": {"type": "line", "clip": True, "strokeWidth": 2},
+             "encoding": {"x": x, "y": y, "detail": vl.channel("wall:N"), "color": colour,
+                          "tooltip": vl.tooltip([("wall:N", "wall")])}}
+    # one label, the roof's, at its right end; the walls' rates go in the subtitle (diagonals meet the roof close
+    # together, where labels would collide)
+    roof_label = {"data": {"name": "walls"}, "transform": [{"filter": "datum.level == 'roof'"},
+                                                           {"window": [{"op": "rank", "as": "end"}]},
+                                                           {"filter": "datum.end == 2"}],
+                  "mark": {"type": "text", "clip": True, "align": "right", "dx": -4, "dy": -7, "fontSize": 11},
+                  "encoding": {"x": x, "y": y, "text": vl.channel("wall:N"), "color": {"value": "#333333"}}}
+    ii = vl.channel("ii:Q", scale=x_scale, title=x["title"])
+    gips = vl.channel("gips:Q", scale=y_scale, title=y["title"])
+    conflicts = {"data": {"name": "conflicts"}, "mark": {"type": "line", "strokeDash": [4, 3], "clip": True,
+                                                         "point": {"shape": "stroke", "size": 80}},
+                 "encoding": {"x": ii, "y": gips, "detail": vl.channel("rank:N"),
+                              "color": {"value": COLOURS["shared"]},
+                              "tooltip": vl.tooltip([("text:N", "bank-conflict wall")])}}
+    tooltip = vl.tooltip([("kernel:N", "kernel"), ("launches:Q", "launches"), ("level:N", "level"),
+                          ("ii_text:N", "warp instructions per transaction"), ("gips_text:N", "warp GIPS"),
+                          ("warp_inst_text:N", "warp instructions"), ("int_ops_text:N", "integer operations"),
+                          ("why:N", "why (limiter)")])
+    points = {"data": {"name": "points"}, "name": "points",
+              "params": [{"name": "level_pick", "select": {"type": "point", "fields": ["level"]}, "bind": "legend"},
+                         {"name": "zoom", "select": "interval", "bind": "scales"}],
+              "mark": {"type": "point", "filled": True, "size": 90, "clip": True},
+              "encoding": {"x": ii, "y": gips, "color": colour,
+                           "shape": vl.channel("level:N", scale=vl.ordinal_scale(
+                               levels, {level_name(k): v for k, v in SHAPES.items()}), legend=None),
+                           "opacity": vl.when("level_pick", 1.0, 0.15), "tooltip": tooltip}}
+    ranks = {"data": {"name": "points"}, "mark": {"type": "text", "dx": 9, "dy": -7, "fontSize": 10, "clip": True},
+             "encoding": {"x": ii, "y": gips, "text": vl.channel("rank:N"), "opacity": vl.when("level_pick", 1.0, 0.15)}}
+    rates = list(dict.fromkeys(data.walls.loc[data.walls["level"] != "roof", "wall"].str.removesuffix(" G txn/s")))
+    subtitle = [title, "walls (G transactions/s): " + ", ".join(rates) if rates else "no memory walls known",
+                "dashed: the shared-memory point without bank conflicts"]
+    body = {"title": {"text": "Instruction roofline", "subtitle": subtitle},
+            "width": WIDTH, "height": HEIGHT, "layer": [walls, roof_label, conflicts, points, ranks]}
+    return vl.top_level(body, {"walls": data.walls, "conflicts": data.conflicts, "points": data.points})
+
+
+def has_instruction_data(kernels: pd.DataFrame) -> bool:
+    """Whether any kernel group counted warp instructions (else no instruction roofline is written)."""
+    return "gips" in kernels and bool((pd.to_numeric(kernels["gips"], errors="coerce") > 0).any())
