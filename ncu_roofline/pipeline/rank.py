@@ -5,6 +5,8 @@ Where the capture splits tensor work by input type, each type is a term of its o
 (`bound` = "tensor_fp16", ...) and the whole-pipe `tensor` term steps aside: FP8 work over the FP16 roof would
 count it twice too slow. `bound` is the term that gives the max, `roofline_fraction = t_sol / time_s`,
 `headroom_s = time_s - t_sol`.
+`sol_complete` says whether every term the GPU has was counted (`completeness`): where not, t_sol is a lower bound,
+headroom an upper bound and `bound` unproven, and the status names the missing class.
 Kernels are ranked by headroom: the most recoverable time first.
 """
 
@@ -14,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.status import StatusNotes
-from ..core.vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS, TERM_BY_KEY
+from ..core.vocabulary import ALL_TERMS, SOL_COMPLETE, TENSOR_FLOP_COLUMNS, TERM_BY_KEY, display
 
 TERMS = tuple((t.key, t.amount, t.peak) for t in ALL_TERMS)
 # The whole tensor pipe: steps aside where a capture counts tensor work per input type.
@@ -50,12 +52,76 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
     above = demand > time_s[:, None] * (1 + ABOVE_ROOF_TOLERANCE) if n else np.zeros((0, len(TERMS)), dtype=bool)
     for j, term in enumerate(names):
         notes.add(above[:, j], f"above_roof {term}")
+    complete = completeness(frame, np.isfinite(t_sol), notes)
     return pd.DataFrame({
         "t_sol_s": t_sol,
         "bound": pd.Categorical.from_codes(bound_codes, categories=names),
         "roofline_fraction": fraction,
         "headroom_s": time_s - t_sol,
+        SOL_COMPLETE: complete,
     }, index=frame.index)
+
+
+LOWER_BOUND = "speed of light is a lower bound"
+
+
+def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) -> np.ndarray:
+    """Per row: whether the speed of light counted every term the GPU has; notes the missing class where not.
+
+    A term the GPU has is one with a known roof (the report's, the table's or the user's: the GPU could run that
+    precision or move bytes at that level). It is counted when its amount is known, zero included; a roof whose
+    amount is unknown is a missing counter. A term with work but no roof is missing too (`no roof <term>` says
+    so). A term with neither roof nor counter is one the GPU lacks (FP4 tensor cores before Blackwell, DRAM on
+    integrated memory). Where tensor work is split by input type the types are the terms, else the whole pipe.
+    Rows without a speed of light (`placed` false) are not complete, and need no note: they have no bound."""
+    n = len(frame)
+    split = split_by_tensor_type(frame)
+    missing = np.zeros((n, len(TERMS)), dtype=bool)  # the GPU has the term, its counter is unknown
+    roofed = np.zeros((n, len(TERMS)), dtype=bool)  # the GPU has the term
+    roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
+    for j, (key, amount, peak) in enumerate(TERMS):
+        values = frame[amount].to_numpy(dtype="float64")
+        roof = frame[peak].to_numpy(dtype="float64")
+        if key == _TENSOR_PIPE:
+            applies = ~split
+        elif key in TERM_BY_KEY:
+            applies = np.ones(n, dtype=bool)
+        else:  # a tensor input type: a term of its own only where the capture splits tensor work by type
+            applies = split
+        with np.errstate(invalid="ignore"):
+            roofed[:, j] = applies & np.isfinite(roof) & (roof > 0)
+            roofless |= applies & (values > 0) & ~roofed[:, j]
+        missing[:, j] = roofed[:, j] & np.isnan(values)
+    lacking = placed & missing.any(axis=1)
+    if lacking.any():
+        keys = pd.Series([m.tobytes() + r.tobytes() for m, r in zip(missing[lacking], roofed[lacking])],
+                         dtype="object")
+        codes, uniques = pd.factorize(keys, sort=True)
+        width = len(TERMS)
+        texts = [_missing_class(np.frombuffer(key[:width], dtype=bool), np.frombuffer(key[width:], dtype=bool))
+                 for key in uniques]
+        full = np.zeros(n, dtype=np.int64)
+        full[lacking] = codes
+        notes.add_coded(lacking, full, texts)
+    return placed & ~missing.any(axis=1) & ~roofless
+
+
+_COMPUTE = np.array([TERM_BY_KEY.get(key) is None or TERM_BY_KEY[key].kind == "compute" for key, _, _ in TERMS])
+
+
+def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:
+    """'no FLOP counters: speed of light is a lower bound' (no compute term the GPU has was counted), 'no FP64,
+    FP16 FLOP counters: ...' (some were not), 'no L1 byte counters: ...', or both joined."""
+    parts = []
+    compute = missing & _COMPUTE
+    if compute.any():
+        everything = not (roofed & _COMPUTE & ~missing).any()
+        parts.append("no FLOP counters" if everything
+                     else f"no {', '.join(display(TERMS[j][0]) for j in np.flatnonzero(compute))} FLOP counters")
+    memory = missing & ~_COMPUTE
+    if memory.any():
+        parts.append(f"no {', '.join(display(TERMS[j][0]) for j in np.flatnonzero(memory))} byte counters")
+    return f"{', '.join(parts)}: {LOWER_BOUND}"
 
 
 def split_by_tensor_type(frame: pd.DataFrame) -> np.ndarray:

@@ -9,8 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import TERMS, UNITS
-from ..numbers import format_number
+from ...core.vocabulary import SOL_COMPLETE, TERMS, UNITS
+from ..numbers import INCOMPLETE_LEGEND, format_number, incomplete, lower_bound, unproven, upper_bound
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 
@@ -29,12 +29,19 @@ MAX_NAME_WIDTH = 48
 def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
     import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
 
+    complete = _complete(kernels.head(top))
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
-        format_number(row.ai_dram), "—" if pd.isna(row.bound) else str(row.bound),
-        "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
-    ] for row in kernels.head(top).itertuples(index=False)]
+        format_number(row.ai_dram), "—" if pd.isna(row.bound) else unproven(str(row.bound), done),
+        "—" if pd.isna(row.roofline_fraction) else lower_bound(f"{row.roofline_fraction:.1%}", done),
+        upper_bound(fmt_si(row.headroom_s, "s"), done),
+    ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]
+
+
+def _complete(kernels: pd.DataFrame) -> list[object]:
+    """Each row's `sol_complete` (True where the table predates the column)."""
+    return kernels[SOL_COMPLETE].tolist() if SOL_COMPLETE in kernels else [True] * len(kernels)
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120) -> Table:
@@ -44,7 +51,8 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
     widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(_COLUMNS)]
     fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(_COLUMNS) - 1)  # a space each side inside
     name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))
-    table = Table(title=title or None, caption=CAPTION, show_lines=False, header_style="bold underline", box=None,
+    caption = CAPTION + (" · " + INCOMPLETE_LEGEND if any(map(incomplete, _complete(kernels.head(top)))) else "")
+    table = Table(title=title or None, caption=caption, show_lines=False, header_style="bold underline", box=None,
                   pad_edge=False, caption_justify="left")
     for i, (header, justify) in enumerate(_COLUMNS):
         table.add_column(header, justify=justify, no_wrap=True,
