@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.status import StatusNotes
-from ..core.vocabulary import ALL_TERMS, SOL_COMPLETE, TENSOR_FLOP_COLUMNS, TERM_BY_KEY, display
+from ..core.vocabulary import ALL_TERMS, ROOF_COLUMNS, SOL_COMPLETE, TENSOR_FLOP_COLUMNS, TERM_BY_KEY, display
+from .ceilings import OWN_ROOFS
 
 TERMS = tuple((t.key, t.amount, t.peak) for t in ALL_TERMS)
 # The whole tensor pipe: steps aside where a capture counts tensor work per input type.
@@ -63,22 +64,29 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
 
 
 LOWER_BOUND = "speed of light is a lower bound"
+_COMPUTE = np.array([TERM_BY_KEY.get(key) is None or TERM_BY_KEY[key].kind == "compute" for key, _, _ in TERMS])
 
 
 def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) -> np.ndarray:
     """Per row: whether the speed of light counted every term the GPU has; notes the missing class where not.
 
-    A term the GPU has is one with a known roof (the report's, the table's or the user's: the GPU could run that
-    precision or move bytes at that level). It is counted when its amount is known, zero included; a roof whose
-    amount is unknown is a missing counter. A term with work but no roof is missing too (`no roof <term>` says
-    so). A term with neither roof nor counter is one the GPU lacks (FP4 tensor cores before Blackwell, DRAM on
-    integrated memory). Where tensor work is split by input type the types are the terms, else the whole pipe.
-    Rows without a speed of light (`placed` false) are not complete, and need no note: they have no bound."""
+    The terms the capture could run:
+    - every memory level with a known roof (report, table or user file);
+    - at least one FLOP precision: a GPU with compute roofs whose capture counted no precision at all is
+      `no FLOP counters`, whatever its roofs came from;
+    - each precision with a known roof, where the capture holds no roof of its own (a CSV export without
+      `*.peak_sustained`: the table's row says what the GPU runs); where it does (a report, an export with
+      peaks), the precisions whose roofs it holds: a report is read as its ncu version charts it (a Turing
+      `--set full` report charts FP32 and FP64, not FP16).
+    A term is counted when its amount is known, zero included. Work in a term without a roof is missing too
+    (`no roof <term>` says so). Where tensor work is split by input type the types are the terms, else the whole
+    pipe. Rows without a speed of light (`placed` false) are not complete and need no note: they have no bound."""
     n = len(frame)
     split = split_by_tensor_type(frame)
     missing = np.zeros((n, len(TERMS)), dtype=bool)  # the GPU has the term, its counter is unknown
     roofed = np.zeros((n, len(TERMS)), dtype=bool)  # the GPU has the term
     roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
+    own = frame[OWN_ROOFS].to_numpy(dtype=np.int64) if OWN_ROOFS in frame else np.zeros(n, dtype=np.int64)
     for j, (key, amount, peak) in enumerate(TERMS):
         values = frame[amount].to_numpy(dtype="float64")
         roof = frame[peak].to_numpy(dtype="float64")
@@ -92,6 +100,15 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) ->
             roofed[:, j] = applies & np.isfinite(roof) & (roof > 0)
             roofless |= applies & (values > 0) & ~roofed[:, j]
         missing[:, j] = roofed[:, j] & np.isnan(values)
+        if _COMPUTE[j]:  # a precision the capture's own roofs leave out is not one it charts
+            charted = (own == 0) | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
+            missing[:, j] &= charted
+    counted_compute = (roofed & _COMPUTE & ~np.isnan(np.column_stack(
+        [frame[amount].to_numpy(dtype="float64") for _, amount, _ in TERMS]))).any(axis=1) if n \
+        else np.zeros(0, dtype=bool)
+    # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
+    none = ~counted_compute & (roofed & _COMPUTE).any(axis=1)
+    missing |= none[:, None] & roofed & _COMPUTE
     lacking = placed & missing.any(axis=1)
     if lacking.any():
         keys = pd.Series([m.tobytes() + r.tobytes() for m, r in zip(missing[lacking], roofed[lacking])],
@@ -104,9 +121,6 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) ->
         full[lacking] = codes
         notes.add_coded(lacking, full, texts)
     return placed & ~missing.any(axis=1) & ~roofless
-
-
-_COMPUTE = np.array([TERM_BY_KEY.get(key) is None or TERM_BY_KEY[key].kind == "compute" for key, _, _ in TERMS])
 
 
 def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:
