@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 
 from ..core.status import StatusNotes
-from ..core.vocabulary import ALL_TERMS, ROOF_COLUMNS, SOL_COMPLETE, TENSOR_FLOP_COLUMNS, TERM_BY_KEY, display
+from ..core.vocabulary import (
+    ALL_TERMS,
+    ROOF_COLUMNS,
+    SOL_COMPLETE,
+    TENSOR_FLOP_COLUMNS,
+    TERM_BY_KEY,
+    display,
+)
 from .ceilings import OWN_ROOFS
 
 TERMS = tuple((t.key, t.amount, t.peak) for t in ALL_TERMS)

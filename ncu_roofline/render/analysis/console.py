@@ -10,7 +10,14 @@ from rich.text import Text
 
 from ...core.kernel_labels import display_name, distinct_labels
 from ...core.vocabulary import SOL_COMPLETE, TERMS, UNITS
-from ..numbers import INCOMPLETE_LEGEND, format_number, incomplete, lower_bound, unproven, upper_bound
+from ..numbers import (
+    INCOMPLETE_LEGEND,
+    format_number,
+    incomplete,
+    lower_bound,
+    unproven,
+    upper_bound,
+)
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 

@@ -7,7 +7,14 @@ import pandas as pd
 from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
 from ...core.vocabulary import LEVELS, SOL_COMPLETE, ai_column, counted, display
 from ...pipeline.totals import run_totals
-from ..numbers import INCOMPLETE_LEGEND, format_number, incomplete, lower_bound, unproven, upper_bound
+from ..numbers import (
+    INCOMPLETE_LEGEND,
+    format_number,
+    incomplete,
+    lower_bound,
+    unproven,
+    upper_bound,
+)
 from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
