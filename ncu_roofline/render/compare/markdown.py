@@ -123,7 +123,7 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
         gate = result.gate
         failing = []
         for failure in result.failures[:5]:
-            value = signed_pct(failure["change_pct"]) if gate.relative else _signed_value(gate.metric,
+            value = signed_pct(failure["change_pct"]) if gate.relative else signed_value(gate.metric,
                                                                                           failure["change"])
             where = "total" if gate.scope == "total" else kernel_label(failure["kernel_name"], failure["grid"],
                                                                         failure["block"])
@@ -136,12 +136,24 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
     return lines
 
 
-def _signed_value(metric: str, value: float) -> str:
+def signed_value(metric: str, value: float) -> str:
+    """A signed change in the metric's unit: '+1.52 ms', '-3.0 pt' (a roofline fraction), '—' when unknown."""
     if metric == "roofline_fraction":
         return signed_points(value)
+    unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP",
+            "ai_dram": "FLOP/B"}.get(metric, "")
+    return signed_si(value, unit)
+
+
+def value_text(metric: str, value: float) -> str:
+    """A gate metric's value in its unit, as the tables write it: '3.48 ms', '12.5%', '2.00 FLOP/B'."""
+    if metric == "roofline_fraction":
+        return _pct(value)
+    if metric == "ai_dram":
+        return fmt_si(value, "FLOP/B")
     unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP"}.get(
         metric, "")
-    return signed_si(value, unit)
+    return fmt_si(value, unit)
 
 
 def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
