@@ -188,7 +188,8 @@ def match_text(row: Any) -> str:
     before, after = getattr(row, "launches_base", None), getattr(row, "launches_head", None)
     if pd.isna(row.match) or pd.isna(before) or pd.isna(after) or before == after:
         return match
-    how = "per launch" if getattr(row, "compared", None) == COMPARED_PER_LAUNCH else "in total"
+    compared = getattr(row, "compared", None)
+    how = "per launch" if not pd.isna(compared) and compared == COMPARED_PER_LAUNCH else "in total"
     return f"{match}; launches {before} → {after}, compared {how}"
 
 
