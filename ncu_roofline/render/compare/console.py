@@ -14,7 +14,15 @@ from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
-from .markdown import change_text, launch_shape, match_text, per_launch_sentence, signed_pct, signed_points, signed_si
+from .markdown import (
+    change_text,
+    launch_shape,
+    match_text,
+    per_launch_sentence,
+    signed_pct,
+    signed_points,
+    signed_si,
+)
 
 VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "dim", "added": "cyan",
                   "removed": "magenta"}

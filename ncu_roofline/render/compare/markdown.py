@@ -11,8 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...core.kernel_names import short_kernel_name
 from ...compare.changes import COMPARED_PER_LAUNCH
+from ...core.kernel_names import short_kernel_name
+from ...core.vocabulary import AI_OFF_CHIP
 from ...pipeline.gates import GateResult
 from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
@@ -141,7 +142,7 @@ def signed_value(metric: str, value: float) -> str:
     if metric == "roofline_fraction":
         return signed_points(value)
     unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP",
-            "ai_dram": "FLOP/B"}.get(metric, "")
+            AI_OFF_CHIP: "FLOP/B"}.get(metric, "")
     return signed_si(value, unit)
 
 
@@ -149,7 +150,7 @@ def value_text(metric: str, value: float) -> str:
     """A gate metric's value in its unit, as the tables write it: '3.48 ms', '12.5%', '2.00 FLOP/B'."""
     if metric == "roofline_fraction":
         return _pct(value)
-    if metric == "ai_dram":
+    if metric == AI_OFF_CHIP:
         return fmt_si(value, "FLOP/B")
     unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP"}.get(
         metric, "")

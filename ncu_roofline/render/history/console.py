@@ -16,7 +16,13 @@ from rich.text import Text
 
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ..compare.markdown import launch_shape, signed_pct, signed_points, signed_value, value_text
+from ..compare.markdown import (
+    launch_shape,
+    signed_pct,
+    signed_points,
+    signed_value,
+    value_text,
+)
 from ..numbers import format_si as fmt_si
 
 SPARKS = "▁▂▃▄▅▆▇█"
