@@ -2,8 +2,9 @@
 raises no alarm on noise. Histories are built here from synthetic kernel tables.
 
 Runs (named run1 ... run6 as a CI job might name them): Baseline, Baseline, DivToMult ×3, Baseline, the times of
-NCAR's miniWeather kernel: Baseline B = 3.482 ms, DivToMult D = 1.958 ms. The newest run is B again:
-(3.482 - 1.958) / 1.958 = +77.8 % slower than the three runs before it.
+NCAR's miniWeather kernel compute_tendencies_x (NCAR-GPU_workshop/MW_*.ncu-rep): Baseline B = 6.191 ms,
+DivToMult D = 3.482 ms. The newest run is B again: (6.191 - 3.482) / 3.482 = +77.8 % slower than the three runs
+before it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ncu_roofline.history.store import write_run
 
 runner = CliRunner()
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
-B, D = 3.482e-3, 1.958e-3
+B, D = 6.191e-3, 3.482e-3
 KERNEL = "compute_tendencies_x"
 
 
@@ -77,12 +78,12 @@ def test_failure_messages_use_the_formatters_units_and_the_run_names_as_given(tm
                                  str(tmp_path / "s.md")], env={"COLUMNS": "250"})
     assert result.exit_code == 1
     line = next(row for row in result.stdout.splitlines() if row.startswith("FAIL"))
-    # band edges as the tables write times (1.958 ms -> "1.96 ms"), never raw seconds like [0.001958, 0.001958]
-    assert "+77.8% above the band 1.96 ms – 1.96 ms of 5 runs, in run6 (the newest)" in line
-    assert "0.001958" not in line and "run run6" not in line
+    # band edges as the tables write times (3.482 ms -> "3.48 ms"), never raw seconds like [0.003482, 0.003482]
+    assert "+77.8% above the band 3.48 ms – 3.48 ms of 5 runs, in run6 (the newest)" in line
+    assert "0.003482" not in line and "run run6" not in line
     markdown = (tmp_path / "s.md").read_text(encoding="utf-8")
     assert "❌ fail" in markdown and "✅ pass" not in markdown
-    assert "+77.8% above the band 1.96 ms – 1.96 ms of 5 runs, in `run6` (the newest)" in markdown
+    assert "+77.8% above the band 3.48 ms – 3.48 ms of 5 runs, in `run6` (the newest)" in markdown
     # a run id that does not read as a run is called one: "since run `12345`"
     numbered = tmp_path / "numbered"
     build(numbered, [1e-3, 1e-3, 1e-3, 1.2e-3, 1.4e-3], names=["101", "102", "103", "104", "105"])
