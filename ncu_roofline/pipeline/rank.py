@@ -89,45 +89,47 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) ->
     (`no roof <term>` says so). Where tensor work is split by input type the types are the terms, else the whole
     pipe. Rows without a speed of light (`placed` false) are not complete and need no note: they have no bound."""
     n = len(frame)
+    width = len(TERMS)
     split = split_by_tensor_type(frame)
-    missing = np.zeros((n, len(TERMS)), dtype=bool)  # the GPU has the term, its counter is unknown
-    roofed = np.zeros((n, len(TERMS)), dtype=bool)  # the GPU has the term
-    roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
     own = frame[OWN_ROOFS].to_numpy(dtype=np.int64) if OWN_ROOFS in frame else np.zeros(n, dtype=np.int64)
-    for j, (key, amount, peak) in enumerate(TERMS):
+    # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof)
+    key = np.zeros(n, dtype=np.int64)
+    roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
+    counted_compute = np.zeros(n, dtype=bool)
+    roofed_compute: list[tuple[int, np.ndarray]] = []
+    for j, (term_key, amount, peak) in enumerate(TERMS):
         values = frame[amount].to_numpy(dtype="float64")
         roof = frame[peak].to_numpy(dtype="float64")
-        if key == _TENSOR_PIPE:
+        if term_key == _TENSOR_PIPE:
             applies = ~split
-        elif key in TERM_BY_KEY:
+        elif term_key in TERM_BY_KEY:
             applies = np.ones(n, dtype=bool)
         else:  # a tensor input type: a term of its own only where the capture splits tensor work by type
             applies = split
         with np.errstate(invalid="ignore"):
-            roofed[:, j] = applies & np.isfinite(roof) & (roof > 0)
-            roofless |= applies & (values > 0) & ~roofed[:, j]
-        missing[:, j] = roofed[:, j] & np.isnan(values)
+            roofed = applies & np.isfinite(roof) & (roof > 0)
+            roofless |= applies & (values > 0) & ~roofed
+        unknown = np.isnan(values)
+        missing = roofed & unknown
         if _COMPUTE[j]:  # a precision the capture's own roofs leave out is not one it charts
-            charted = (own == 0) | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
-            missing[:, j] &= charted
-    counted_compute = (roofed & _COMPUTE & ~np.isnan(np.column_stack(
-        [frame[amount].to_numpy(dtype="float64") for _, amount, _ in TERMS]))).any(axis=1) if n \
-        else np.zeros(0, dtype=bool)
+            missing &= (own == 0) | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
+            counted_compute |= roofed & ~unknown
+            roofed_compute.append((j, roofed))
+        key |= missing.astype(np.int64) << j | roofed.astype(np.int64) << (width + j)
     # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
-    none = ~counted_compute & (roofed & _COMPUTE).any(axis=1)
-    missing |= none[:, None] & roofed & _COMPUTE
-    lacking = placed & missing.any(axis=1)
-    if lacking.any():
-        keys = pd.Series([m.tobytes() + r.tobytes() for m, r in zip(missing[lacking], roofed[lacking])],
-                         dtype="object")
-        codes, uniques = pd.factorize(keys, sort=True)
-        width = len(TERMS)
-        texts = [_missing_class(np.frombuffer(key[:width], dtype=bool), np.frombuffer(key[width:], dtype=bool))
-                 for key in uniques]
+    for j, roofed in roofed_compute:
+        key |= (roofed & ~counted_compute).astype(np.int64) << j
+    missing_any = (key & ((1 << width) - 1)) != 0
+    lacking = placed & missing_any
+    if lacking.any():  # the text is built once per distinct pattern, never per row
+        codes, uniques = pd.factorize(key[lacking], sort=True)
+        weights = np.left_shift(np.int64(1), np.arange(2 * width, dtype=np.int64))
+        bits = (np.asarray(uniques, dtype=np.int64)[:, None] & weights) != 0
+        texts = [_missing_class(row[:width], row[width:]) for row in bits]
         full = np.zeros(n, dtype=np.int64)
         full[lacking] = codes
         notes.add_coded(lacking, full, texts)
-    return placed & ~missing.any(axis=1) & ~roofless
+    return placed & ~missing_any & ~roofless
 
 
 def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:
