@@ -32,11 +32,12 @@ class Comparison:
     """Kernels of two runs matched, with changes, verdicts and gate results.
 
     `kernels`: one row per matched, added or removed kernel, largest absolute time change first. Columns:
-    `kernel_name`, `match` (exact / launch_order / name_only; null for added and removed), `verdict`, `gated`
+    `kernel_name`, `match` (exact / launch_order / name_only; null for added and removed), `compared`
+    (`per_launch` where the launch counts differ, else `total`; null for added and removed), `verdict`, `gated`
     (at or above `min_time_s` in either run), `gates_failed` ("; "-joined gate texts), then per side
     `grid_base`/`grid_head`, `block_*`, `nvtx_range_*` (when grouped by NVTX), `device_name_*`, `launches_*`,
     `rank_*`, `bound_*`, and for each of METRICS `<m>_base`, `<m>_head`, `<m>_change` (head - base) and
-    `<m>_change_pct` (percent of base).
+    `<m>_change_pct` (percent of base); per launch for PER_LAUNCH metrics where `compared` is `per_launch`.
     `totals`: one row per TOTAL_METRICS name (the index) with `base`, `head`, `change`, `change_pct`.
     """
 
@@ -105,7 +106,8 @@ class Comparison:
 
 
 def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: Iterable[Gate | str] = (),
-            strict: bool = False, time_threshold_pct: float = DEFAULT_TIME_THRESHOLD_PCT) -> Comparison:
+            strict: bool = False, time_threshold_pct: float = DEFAULT_TIME_THRESHOLD_PCT,
+            totals: bool = False) -> Comparison:
     """Match the kernels of `base` and `head`, compute their changes, give each a verdict and check `gates`.
 
     Verdicts, for matched kernels: `regression` when time grew by more than `time_threshold_pct` percent (default
@@ -113,6 +115,10 @@ def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: I
     more, `neutral` otherwise or when the kernel is under `min_time_s` in both runs (too short for its change to
     matter; such kernels are not gated either). Kernels in one run only are `added` or `removed`. Verdicts do not depend on the gates: a gate is what
     fails the CI job, a verdict is what a reviewer reads first; the rows also list the gates each kernel failed.
+
+    A matched kernel whose launch count differs between the runs is compared (and gated) per launch: its time,
+    FLOPs, speed of light and headroom divided by its launches in each run, and `compared` = `per_launch`;
+    `totals=True` (`compare --totals`) compares the summed amounts instead (`compared` = `total`).
 
     Totals are over every kernel of each run; ratios are recomputed from the sums (FLOP/s = ΣFLOP / Σtime over
     kernels with a known FLOP count; roofline fraction = Σt_sol / Σtime over kernels with a known t_sol), never
@@ -124,13 +130,13 @@ def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: I
         raise InputError(None, f"{base_label} and {head_label} are not comparable: " + "; ".join(warnings))
     parsed = [gate if isinstance(gate, Gate) else parse_gate(gate) for gate in gates]
     kernels = kernel_changes(base.kernels, base.launches, head.kernels, head.launches, min_time_s=min_time_s,
-                             time_threshold_pct=time_threshold_pct)
-    totals = total_changes(base.kernels, head.kernels)
+                             time_threshold_pct=time_threshold_pct, per_launch=not totals)
+    run_totals = total_changes(base.kernels, head.kernels)
     if base.app is not None or head.app is not None:  # --nsys: the run's GPU time and the share profiled
         for metric in (APP_GPU_TIME, PROFILED_SHARE):
             b, h = (getattr(run.app, metric) if run.app is not None else float("nan") for run in (base, head))
-            totals.loc[metric] = [b, h, h - b, 100.0 * (h - b) / abs(b) if b else float("nan")]
-    results = evaluate_gates(parsed, kernels, totals)
+            run_totals.loc[metric] = [b, h, h - b, 100.0 * (h - b) / abs(b) if b else float("nan")]
+    results = evaluate_gates(parsed, kernels, run_totals)
     failed: dict[int, list[str]] = {}
     for result in results:
         if result.gate.scope != "kernel":
@@ -139,8 +145,9 @@ def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: I
             failed.setdefault(position, []).append(result.gate.text)
     kernels["gates_failed"] = pd.array(["; ".join(failed.get(i, [])) for i in range(len(kernels))], dtype="string")
     options = {"min_time_s": float(min_time_s), "time_threshold_pct": float(time_threshold_pct), "strict": strict,
-               "gates": [g.text for g in parsed]}
-    return Comparison(kernels=kernels, totals=totals, warnings=warnings, gates=results, base=base, head=head,
+               "gates": [g.text for g in parsed],
+               **({"totals": True} if totals else {})}
+    return Comparison(kernels=kernels, totals=run_totals, warnings=warnings, gates=results, base=base, head=head,
                       options=options)
 
 

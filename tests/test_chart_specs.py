@@ -155,8 +155,11 @@ def test_an_arrowhead_follows_its_move_at_any_plot_size():
 
 
 def test_history_spec_band_spans_the_runs_before_the_newest(runs, tmp_path):
-    result = history_of(runs, tmp_path)
-    spec = history_chart(result.summary, result.series, result.runs, window=10)
+    from ncu_roofline.history.bands import BandOptions
+
+    history_of(runs, tmp_path)
+    result = load_history(tmp_path, band=BandOptions(band="minmax"))
+    spec = history_chart(result.summary, result.series, result.runs, window=10, band_name="minmax")
     bands = pd.DataFrame(spec["datasets"]["bands"])
     gemm_band = bands[bands["label"].str.startswith("gemm_tile") & bands["label"].str.contains(r"\(64,1,1\)")]
     # min–max of the two runs before the newest: base 100 µs, head 80 µs; drawn over all three runs

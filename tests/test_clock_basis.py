@@ -42,9 +42,11 @@ def test_table_tensor_roof_is_rescaled_to_the_measured_clock_of_the_report_fp32_
     # DRAM keeps its own clock: the table's 1,555 GB/s as it is
     assert row["peak_bytes_per_s_dram"] == pytest.approx(1555e9, rel=1e-12)
     assert row["ceiling_source"] == "report+table:NVIDIA A100-PCIE-40GB@measured_clock"
-    # the rescale is recorded in ceiling_source; the status holds nothing wrong with the launch (what the
-    # capture lacks, FP64/FP16 counters and bytes, is for the run)
-    assert row["status"] == "ok"
+    # the rescale is recorded in ceiling_source; what the capture lacks (FP64/FP16 counters and bytes) is for the
+    # run, and the launch's status says only what that does to its speed of light: without byte counters it is a
+    # lower bound (FP64 and FP16 are not missing from it: the report's own roofs chart FP32 only; docs/status.md)
+    assert row["status"] == "no DRAM, L2, L1 byte counters: speed of light is a lower bound"
+    assert not row["sol_complete"]
     assert [g.quantity for g in gaps] == ["flop_fp64", "flop_fp16", "bytes_dram", "bytes_l2", "bytes_l1"]
     # the speed of light: tensor 1e11 / 169.5e12 = 0.590 ms > FP32 2e9 / 10.59e12 = 0.189 ms
     assert row["t_sol_s"] == pytest.approx(1e11 / (312e12 * MEASURED_HZ / BOOST_HZ), rel=1e-12)

@@ -124,26 +124,31 @@ def test_window_since_and_cli_exit_codes(tmp_path):
     # A creeping kernel: 1.0 ×4, then 1.2, 1.4. Newest 1.4 against [1.0, 1.2]: +16.7 %. Since: r4's 1.2 and r5's
     # 1.4 are both > 5 % above the band of the runs before r4 ([1.0, 1.0]); r3's 1.0 is not: the move began at r4.
     build(tmp_path, [1.0, 1.0, 1.0, 1.0, 1.2, 1.4])
-    history = load_history(tmp_path, gates=["time_s>+5%"])
+    minmax = BandOptions(band="minmax")
+    history = load_history(tmp_path, gates=["time_s>+5%"], band=minmax)
     failure = failing(history)["gemm"]
     assert failure["change_pct"] == pytest.approx(100 * (1.4 - 1.2) / 1.2)
     assert failure["since_run_id"] == "r4"
     # --window 1: the band is r4 alone, [1.2, 1.2]: the same +16.7 %; --last 2: only r4 and r5 are shown
-    assert failing(load_history(tmp_path, gates=["time_s>+5%"], band=BandOptions(window=1)))["gemm"][
-        "window_runs"] == 1
+    assert failing(load_history(tmp_path, gates=["time_s>+5%"], band=BandOptions(window=1, band="minmax")))[
+        "gemm"]["window_runs"] == 1
     assert load_history(tmp_path, last=2).runs["run_id"].tolist() == ["r4", "r5"]
     # A total gate: run totals are 1.4 + 2.0 = 3.4 against [3.0, 3.2]: +6.25 %
-    total = load_history(tmp_path, gates=["total:time_s>+6%"])
+    total = load_history(tmp_path, gates=["total:time_s>+6%"], band=minmax)
     assert failing(total)["total"]["change_pct"] == pytest.approx(100 * (3.4 - 3.2) / 3.2)
-    assert load_history(tmp_path, gates=["total:time_s>+7%"]).passed
-    result = runner.invoke(app, ["history", str(tmp_path), "--fail-on", "time_s>+5%", "--json", "-"])
+    assert load_history(tmp_path, gates=["total:time_s>+7%"], band=minmax).passed
+    # the default band (median ± 3·1.4826·MAD of 1.0, 1.0, 1.0, 1.0, 1.2: median 1.0, MAD 0) is [1.0, 1.0]:
+    # 1.4 is +40 % above it
+    assert failing(load_history(tmp_path, gates=["time_s>+5%"]))["gemm"]["change_pct"] == pytest.approx(40.0)
+    result = runner.invoke(app, ["history", str(tmp_path), "--fail-on", "time_s>+5%", "--json", "-",
+                                 "--band", "minmax"])
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["passed"] is False and [r["run_id"] for r in payload["runs"]] == [f"r{i}" for i in range(6)]
     gemm = next(k for k in payload["kernels"] if k["kernel_name"] == "gemm")
     assert [p["time_s"] for p in gemm["series"]] == [1.0, 1.0, 1.0, 1.0, 1.2, 1.4]
     assert payload["gates"][0]["failures"][0]["since_run_id"] == "r4"
-    passing = runner.invoke(app, ["history", str(tmp_path), "--fail-on", "time_s>+20%"])
+    passing = runner.invoke(app, ["history", str(tmp_path), "--fail-on", "time_s>+20%", "--band", "minmax"])
     assert passing.exit_code == 0 and "PASS time_s>+20%" in passing.stdout
     # --kernel keeps the matching series; --min-time leaves out kernels under it (gemm's newest 1.4 s < 1.5 s)
     assert runner.invoke(app, ["history", str(tmp_path), "--kernel", "^gemm$", "--fail-on", "time_s>+5%",
@@ -170,7 +175,9 @@ def test_label_filter_and_the_outputs(tmp_path):
     main_only = load_history(tmp_path, labels={"branch": "main"}, gates=["time_s>+1%"])
     assert main_only.runs["run_id"].tolist() == ["r0", "r2", "r3"]
     assert failing(main_only)["gemm"]["change_pct"] == pytest.approx(2.0)
-    assert load_history(tmp_path, gates=["time_s>+1%"]).passed
+    assert load_history(tmp_path, gates=["time_s>+1%"], band=BandOptions(band="minmax")).passed
+    # the default band is robust to the one dev run: median(1.0, 5.0, 1.0) = 1.0, MAD 0: +2 % above [1.0, 1.0]
+    assert failing(load_history(tmp_path, gates=["time_s>+1%"]))["gemm"]["change_pct"] == pytest.approx(2.0)
     with pytest.raises(InputError, match="no run matches the --label filter"):
         load_history(tmp_path, labels={"branch": "nope"})
     out = tmp_path / "out"

@@ -168,6 +168,8 @@ def compare(
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
+    totals: bool = typer.Option(False, "--totals", help="Judge summed time even where a kernel's launch count "
+                                                        "differs (default: per launch there)."),
     out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table."),
     ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
@@ -206,7 +208,7 @@ def compare(
         runs = [run_analysis([path], gpu=gpu, ceilings=ceilings, clock=clock, **groups,
                              allow_empty=True, nsys=_checked_text(timeline, "--nsys") if timeline is not None else None)
                 for path, timeline in zip((base, head), nsys or (None, None))]
-        result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict)
+        result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict, totals=totals)
         for warning in result.warnings:
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
                          soft_wrap=True)

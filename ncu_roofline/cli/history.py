@@ -32,7 +32,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         fail_on: List[str] = typer.Option([], "--fail-on", help="Gate on the newest run against the band of the "
                                                                  "window, repeatable: 'time_s>+5%'."),
         window: int = typer.Option(10, "--window", min=1, help="Runs before the newest that make the band."),
-        band: str = typer.Option("minmax", "--band", help="'minmax' or 'mad' (median ± k·1.4826·MAD)."),
+        band: str = typer.Option("mad", "--band", help="'mad' (median ± k·1.4826·MAD, the default) or 'minmax'."),
         k: float = typer.Option(3.0, "--k", min=0.0, help="Width of the 'mad' band in MADs (sigma-scaled)."),
         min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Gate only kernels whose newest time is "
                                                                         "at least this many seconds."),

@@ -1,6 +1,10 @@
 """Per-kernel and total changes between two runs, with a verdict per kernel: what `compare` reports and gates on.
 
 Over plain tables: the façade (`comparison.py`) hands in each run's kernel and launch rows.
+
+Where a matched kernel's launch count differs between the runs (usually the capture's `--launch-count`, not the
+program), its amounts that add up over launches (`PER_LAUNCH`: time, FLOPs, speed of light, headroom) are
+compared per launch, and `compared` says `per_launch`; `per_launch=False` (`compare --totals`) compares the sums.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ TOTAL_METRICS = ("kernels", "launches", "time_s", "flop_total", "flop_per_s", "t
                  "headroom_s")
 # Compared too where both runs were weighted by their timelines (`--nsys`, pipeline/app_weight.py).
 APP_METRICS = (APP_TIME, APP_HEADROOM)
+# Amounts that add up over launches: per launch where the launch counts differ (ratios are the same either way).
+PER_LAUNCH = ("time_s", "flop_total", "t_sol_s", "headroom_s")
+COMPARED_PER_LAUNCH, COMPARED_TOTAL = "per_launch", "total"
 VERDICTS = ("regression", "improvement", "neutral", "added", "removed")
 DEFAULT_TIME_THRESHOLD_PCT = 2.0
 _SIDE_COLUMNS = ("grid", "block", "nvtx_range", "device_name", "launches", "rank", "bound")
@@ -24,7 +31,7 @@ _SIDE_COLUMNS = ("grid", "block", "nvtx_range", "device_name", "launches", "rank
 
 def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head_kernels: pd.DataFrame,
                    head_launches: pd.DataFrame, *, min_time_s: float = 0.0,
-                   time_threshold_pct: float = DEFAULT_TIME_THRESHOLD_PCT) -> pd.DataFrame:
+                   time_threshold_pct: float = DEFAULT_TIME_THRESHOLD_PCT, per_launch: bool = True) -> pd.DataFrame:
     """The comparison table (see `comparison.Comparison`), without `gates_failed`."""
     base_kernels = base_kernels.assign(launch_order=launch_order(base_kernels, base_launches)).reset_index(drop=True)
     head_kernels = head_kernels.assign(launch_order=launch_order(head_kernels, head_launches)).reset_index(drop=True)
@@ -40,8 +47,17 @@ def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head
         if column == "nvtx_range" and column not in base_kernels and column not in head_kernels:
             continue
         table[f"{column}_base"], table[f"{column}_head"] = b[column], h[column]
+    counts_b, counts_h = (side["launches"].astype("float64").to_numpy() for side in (b, h))
+    matched = (pairs["match"] != "").to_numpy()
+    differ = matched & (counts_b > 0) & (counts_h > 0) & (counts_b != counts_h)
+    divide = differ if per_launch else np.zeros(len(table), dtype=bool)
+    table["compared"] = pd.array([(COMPARED_PER_LAUNCH if d else COMPARED_TOTAL) if m else pd.NA
+                                  for m, d in zip(matched, divide)], dtype="string")
     for metric in metrics:
         before, after = b[metric].astype("float64"), h[metric].astype("float64")
+        if metric in PER_LAUNCH:
+            before = before.where(~divide, before / np.where(divide, counts_b, 1.0))
+            after = after.where(~divide, after / np.where(divide, counts_h, 1.0))
         change = after - before
         with np.errstate(divide="ignore", invalid="ignore"):
             pct = np.where(before != 0, 100.0 * change / before.abs(), np.nan)

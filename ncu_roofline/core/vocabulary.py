@@ -117,7 +117,10 @@ DEF_COLUMNS: tuple[str, ...] = tuple(def_column(q) for q in DERIVED_QUANTITIES)
 EXTENSIVE_COLUMNS: tuple[str, ...] = ("time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, "t_sol_s",
                                       "headroom_s")
 
-SOL_COLUMNS: tuple[str, ...] = ("t_sol_s", "bound", "roofline_fraction", "headroom_s")
+# Whether a speed of light counted every term the GPU has (bool): where false, `t_sol_s` is a lower bound, so
+# `headroom_s` is an upper bound and `bound` is unproven (docs/status.md).
+SOL_COMPLETE = "sol_complete"
+SOL_COLUMNS: tuple[str, ...] = ("t_sol_s", "bound", "roofline_fraction", "headroom_s", SOL_COMPLETE)
 RESULT_COLUMNS: tuple[str, ...] = (
     "time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, *AI_COLUMNS, "flop_per_s", *PEAK_COLUMNS,
     "ceiling_source", *SOL_COLUMNS, *DEF_COLUMNS, "status",

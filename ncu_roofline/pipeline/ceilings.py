@@ -97,7 +97,14 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
         notes.add(integrated, f"no {display(_OFF_CHIP.key)} roof: integrated memory (CC 8.7, 11.0, 12.1)")
     frame = pd.DataFrame(out, index=raw.index)
     frame["ceiling_source"] = _join_sources(source_parts, n)
+    # which roofs the capture holds itself (bit i: ROOF_COLUMNS[i]): the terms its own roofline charts (rank.py)
+    frame[OWN_ROOFS] = sum((np.isfinite(reports[column]).astype(np.int64) << i)
+                           for i, column in enumerate(ROOF_COLUMNS)) if n else np.zeros(0, dtype=np.int64)
     return frame
+
+
+# A private column (never written): per launch, a bit mask of the roofs that came from the capture itself.
+OWN_ROOFS = "_own_roofs"
 
 
 def _user_roofs(user_peaks: dict[str, float] | None) -> dict[str, float]:

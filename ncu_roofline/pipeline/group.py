@@ -29,6 +29,7 @@ from ..core.vocabulary import (
     LEVELS,
     LIMITER_SUMMED,
     LIMITER_TIME_WEIGHTED,
+    SOL_COMPLETE,
     TENSOR_FLOP_COLUMNS,
     TERM_BY_KEY,
     WORK_COLUMNS,
@@ -80,6 +81,12 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
     if invalid.any():
         _left_out(frame, out, invalid)
+    # complete when every launch is (a launch left out of the totals adds no term); never without a t_sol
+    complete = frame[SOL_COMPLETE].astype(bool).to_numpy() | invalid if SOL_COMPLETE in frame \
+        else np.zeros(len(frame), dtype=bool)
+    every = np.bincount(codes, weights=(~complete).astype("float64"), minlength=len(out)) == 0 if len(frame) \
+        else np.zeros(0, dtype=bool)
+    out[SOL_COMPLETE] = every & out["t_sol_s"].notna().to_numpy()
     return out
 
 

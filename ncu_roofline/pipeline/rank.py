@@ -5,6 +5,8 @@ Where the capture splits tensor work by input type, each type is a term of its o
 (`bound` = "tensor_fp16", ...) and the whole-pipe `tensor` term steps aside: FP8 work over the FP16 roof would
 count it twice too slow. `bound` is the term that gives the max, `roofline_fraction = t_sol / time_s`,
 `headroom_s = time_s - t_sol`.
+`sol_complete` says whether every term the GPU has was counted (`completeness`): where not, t_sol is a lower bound,
+headroom an upper bound and `bound` unproven, and the status names the missing class.
 Kernels are ranked by headroom: the most recoverable time first.
 """
 
@@ -14,7 +16,15 @@ import numpy as np
 import pandas as pd
 
 from ..core.status import StatusNotes
-from ..core.vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS, TERM_BY_KEY
+from ..core.vocabulary import (
+    ALL_TERMS,
+    ROOF_COLUMNS,
+    SOL_COMPLETE,
+    TENSOR_FLOP_COLUMNS,
+    TERM_BY_KEY,
+    display,
+)
+from .ceilings import OWN_ROOFS
 
 TERMS = tuple((t.key, t.amount, t.peak) for t in ALL_TERMS)
 # The whole tensor pipe: steps aside where a capture counts tensor work per input type.
@@ -50,12 +60,91 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
     above = demand > time_s[:, None] * (1 + ABOVE_ROOF_TOLERANCE) if n else np.zeros((0, len(TERMS)), dtype=bool)
     for j, term in enumerate(names):
         notes.add(above[:, j], f"above_roof {term}")
+    complete = completeness(frame, np.isfinite(t_sol), notes)
     return pd.DataFrame({
         "t_sol_s": t_sol,
         "bound": pd.Categorical.from_codes(bound_codes, categories=names),
         "roofline_fraction": fraction,
         "headroom_s": time_s - t_sol,
+        SOL_COMPLETE: complete,
     }, index=frame.index)
+
+
+LOWER_BOUND = "speed of light is a lower bound"
+_COMPUTE = np.array([TERM_BY_KEY.get(key) is None or TERM_BY_KEY[key].kind == "compute" for key, _, _ in TERMS])
+
+
+def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) -> np.ndarray:
+    """Per row: whether the speed of light counted every term the GPU has; notes the missing class where not.
+
+    The terms the capture could run:
+    - every memory level with a known roof (report, table or user file);
+    - at least one FLOP precision: a GPU with compute roofs whose capture counted no precision at all is
+      `no FLOP counters`, whatever its roofs came from;
+    - each precision with a known roof, where the capture holds no roof of its own (a CSV export without
+      `*.peak_sustained`: the table's row says what the GPU runs); where it does (a report, an export with
+      peaks), the precisions whose roofs it holds: a report is read as its ncu version charts it (a Turing
+      `--set full` report charts FP32 and FP64, not FP16).
+    A term is counted when its amount is known, zero included. Work in a term without a roof is missing too
+    (`no roof <term>` says so). Where tensor work is split by input type the types are the terms, else the whole
+    pipe. Rows without a speed of light (`placed` false) are not complete and need no note: they have no bound."""
+    n = len(frame)
+    width = len(TERMS)
+    split = split_by_tensor_type(frame)
+    own = frame[OWN_ROOFS].to_numpy(dtype=np.int64) if OWN_ROOFS in frame else np.zeros(n, dtype=np.int64)
+    # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof)
+    key = np.zeros(n, dtype=np.int64)
+    roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
+    counted_compute = np.zeros(n, dtype=bool)
+    roofed_compute: list[tuple[int, np.ndarray]] = []
+    for j, (term_key, amount, peak) in enumerate(TERMS):
+        values = frame[amount].to_numpy(dtype="float64")
+        roof = frame[peak].to_numpy(dtype="float64")
+        if term_key == _TENSOR_PIPE:
+            applies = ~split
+        elif term_key in TERM_BY_KEY:
+            applies = np.ones(n, dtype=bool)
+        else:  # a tensor input type: a term of its own only where the capture splits tensor work by type
+            applies = split
+        with np.errstate(invalid="ignore"):
+            roofed = applies & np.isfinite(roof) & (roof > 0)
+            roofless |= applies & (values > 0) & ~roofed
+        unknown = np.isnan(values)
+        missing = roofed & unknown
+        if _COMPUTE[j]:  # a precision the capture's own roofs leave out is not one it charts
+            missing &= (own == 0) | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
+            counted_compute |= roofed & ~unknown
+            roofed_compute.append((j, roofed))
+        key |= missing.astype(np.int64) << j | roofed.astype(np.int64) << (width + j)
+    # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
+    for j, roofed in roofed_compute:
+        key |= (roofed & ~counted_compute).astype(np.int64) << j
+    missing_any = (key & ((1 << width) - 1)) != 0
+    lacking = placed & missing_any
+    if lacking.any():  # the text is built once per distinct pattern, never per row
+        codes, uniques = pd.factorize(key[lacking], sort=True)
+        weights = np.left_shift(np.int64(1), np.arange(2 * width, dtype=np.int64))
+        bits = (np.asarray(uniques, dtype=np.int64)[:, None] & weights) != 0
+        texts = [_missing_class(row[:width], row[width:]) for row in bits]
+        full = np.zeros(n, dtype=np.int64)
+        full[lacking] = codes
+        notes.add_coded(lacking, full, texts)
+    return placed & ~missing_any & ~roofless
+
+
+def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:
+    """'no FLOP counters: speed of light is a lower bound' (no compute term the GPU has was counted), 'no FP64,
+    FP16 FLOP counters: ...' (some were not), 'no L1 byte counters: ...', or both joined."""
+    parts = []
+    compute = missing & _COMPUTE
+    if compute.any():
+        everything = not (roofed & _COMPUTE & ~missing).any()
+        parts.append("no FLOP counters" if everything
+                     else f"no {', '.join(display(TERMS[j][0]) for j in np.flatnonzero(compute))} FLOP counters")
+    memory = missing & ~_COMPUTE
+    if memory.any():
+        parts.append(f"no {', '.join(display(TERMS[j][0]) for j in np.flatnonzero(memory))} byte counters")
+    return f"{', '.join(parts)}: {LOWER_BOUND}"
 
 
 def split_by_tensor_type(frame: pd.DataFrame) -> np.ndarray:

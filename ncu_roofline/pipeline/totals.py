@@ -5,6 +5,10 @@ Unknown is never zero: a sum over kernels of which some have an unknown value is
 are unknown (and, given the launch rows, why); the sum over the known ones is given beside it under its own name
 (`*_known`). Ratios are recomputed from sums over the kernels that know both terms (FLOP/s = ΣFLOP / Σtime,
 roofline fraction = Σt_sol / Σtime), never means of ratios, and are null when no kernel knows them.
+
+Headroom from a speed of light that lacks terms (`sol_complete` false) is an upper bound: how much of the
+recoverable time is such is `headroom_s_upper_bound_only` (over the kernels whose headroom is known), on
+`kernels_upper_bound` kernels.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.vocabulary import SOL_COMPLETE
 from .run_notes import unplaced_kernels
 
 SUMMED = ("time_s", "flop_total", "t_sol_s", "headroom_s")
@@ -37,6 +42,10 @@ def run_totals(kernels: pd.DataFrame, launches: pd.DataFrame | None = None) -> d
         both = top.notna() & time_s.notna()
         seconds = float(time_s[both].sum())
         out[ratio] = float(top[both].sum() / seconds) if seconds > 0 else None
+    headroom = _column(kernels, "headroom_s")
+    partial = headroom.notna() & ~_complete(kernels)
+    out["headroom_s_upper_bound_only"] = float(headroom[partial].sum()) if partial.any() else 0.0
+    out["kernels_upper_bound"] = int(partial.sum())
     if launches is not None:
         out["unknown_reasons"] = unplaced_kernels(kernels, launches)[1]
     return out
@@ -46,3 +55,10 @@ def _column(kernels: pd.DataFrame, name: str) -> pd.Series:
     if name not in kernels:
         return pd.Series(np.nan, index=kernels.index, dtype="float64")
     return pd.to_numeric(kernels[name], errors="coerce").astype("float64")
+
+
+def _complete(kernels: pd.DataFrame) -> pd.Series:
+    """Each kernel's `sol_complete`; kernels of a table without the column (an older file) count as complete."""
+    if SOL_COMPLETE not in kernels:
+        return pd.Series(True, index=kernels.index)
+    return kernels[SOL_COMPLETE].astype("boolean").fillna(True).astype(bool)

@@ -8,13 +8,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS
+from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS, SOL_COMPLETE
 from ..pipeline.totals import run_totals
 
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
                  "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
-                 "headroom_s", "ceiling_source", "status", *LIMITER_COLUMNS,
+                 "headroom_s", SOL_COMPLETE, "ceiling_source", "status", *LIMITER_COLUMNS,
                  # present with `analyze --points` only
                  "model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model", "model_points",
                  # present with `analyze --nsys` only
@@ -42,7 +42,8 @@ def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]
 
 # The run totals an analysis summary carries (docs/json-schema.md).
 TOTAL_FIELDS = ("kernels", "launches", "time_s", "time_s_known", "kernels_unknown_time", "headroom_s",
-                "headroom_s_known", "kernels_unknown_headroom", "unknown_reasons")
+                "headroom_s_known", "kernels_unknown_headroom", "headroom_s_upper_bound_only", "kernels_upper_bound",
+                "unknown_reasons")
 
 
 def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,

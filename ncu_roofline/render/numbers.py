@@ -55,6 +55,33 @@ def _missing(value: object) -> bool:
     return pandas is not None and bool(pandas.isna(value))
 
 
+# How a speed of light that lacks terms (`sol_complete` false) reads: its headroom an upper bound, its bound unproven.
+UPPER_BOUND = "≤ "
+UNPROVEN = "?"
+INCOMPLETE_LEGEND = ("≤ headroom, ≥ of roof, bound?: the speed of light lacks terms that were not counted, so the "
+                     "headroom is an upper bound and the bound unproven (see status)")
+
+
+def incomplete(complete: object) -> bool:
+    """Whether a row's `sol_complete` is false; a table without the column (older files) reads as complete."""
+    return complete is False or (not _missing(complete) and not bool(complete))
+
+
+def upper_bound(text: str, complete: object) -> str:
+    """'≤ 10.1 ms' where the speed of light is incomplete (the headroom is then an upper bound); unknown stays '—'."""
+    return UPPER_BOUND + text if incomplete(complete) and text != "—" else text
+
+
+def lower_bound(text: str, complete: object) -> str:
+    """'≥ 72.0%' for a roofline fraction from an incomplete speed of light (t_sol, its numerator, is a lower bound)."""
+    return "≥ " + text if incomplete(complete) and text != "—" else text
+
+
+def unproven(bound: str, complete: object) -> str:
+    """'dram?' where the speed of light is incomplete: an uncounted term may bind instead."""
+    return bound + UNPROVEN if incomplete(complete) and bound not in {"—", "unknown"} else bound
+
+
 def cell(text: object) -> str:
     """Text safe inside a Markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")

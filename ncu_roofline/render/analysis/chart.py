@@ -19,6 +19,7 @@ from ...core.vocabulary import (
     LEVELS,
     PRECISIONS,
     TENSOR_TERMS,
+    SOL_COMPLETE,
     TERMS,
     UNKNOWN_BOUND,
     ai_column,
@@ -189,6 +190,9 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         "flop_per_s": kept["flop_per_s"].astype(float),
         "on_roofline": on_roofline[kept.index].to_numpy(),
         "in_bars": in_bars[kept.index].to_numpy(),
+        # headroom from a speed of light that lacks terms: an upper bound, drawn pale with a dashed outline
+        "upper_bound": ~kept[SOL_COMPLETE].astype(bool).to_numpy() if SOL_COMPLETE in kept
+        else np.zeros(len(kept), dtype=bool),
     }).reset_index(drop=True)
 
     drawn = table[on_roofline]
@@ -409,15 +413,21 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     unit, _ = data.headroom_unit
     bars = {
         "name": "headroom", "data": {"name": "kernels"}, "transform": [{"filter": "datum.in_bars"}],
-        "title": f"Headroom (recoverable time), top {counted(len(bar_rows), 'kernel')}",
+        "title": f"Headroom (recoverable time), top {counted(len(bar_rows), 'kernel')}" if not
+        bar_rows["upper_bound"].any() else {
+            "text": f"Headroom (recoverable time), top {counted(len(bar_rows), 'kernel')}",
+            "subtitle": "pale, dashed: ≤, an upper bound (the speed of light lacks terms)"},
         "width": BARS_WIDTH_PX, "height": {"step": BAR_STEP_PX},
-        "mark": {"type": "bar"},
+        "mark": {"type": "bar", "strokeWidth": 1.5},
         "encoding": {
             "x": vl.channel("headroom_scaled:Q", title=f"headroom ({unit})", axis={"format": ",.3~r"}),
             "y": vl.channel("label:N", title=None, sort={"field": "rank", "order": "ascending"},
                             axis={"labelLimit": 320}),
             "color": vl.channel("bound:N", title="bound", scale=vl.ordinal_scale(bounds, BOUND_COLOURS)),
             "opacity": vl.when("kernel", 1.0, 0.35),
+            "fillOpacity": {"condition": {"test": "datum.upper_bound", "value": 0.4}, "value": 1.0},
+            "strokeDash": {"condition": {"test": "datum.upper_bound", "value": [4, 2]}, "value": [1, 0]},
+            "stroke": {"condition": {"test": "datum.upper_bound", "value": "#444444"}, "value": None},
             "tooltip": _TOOLTIP,
         },
     }

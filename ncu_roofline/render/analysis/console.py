@@ -9,8 +9,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, TERMS, UNITS
-from ..numbers import format_number
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, UNITS
+from ..numbers import (
+    INCOMPLETE_LEGEND,
+    format_number,
+    incomplete,
+    lower_bound,
+    unproven,
+    upper_bound,
+)
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 
@@ -36,15 +43,22 @@ MAX_NAME_WIDTH = 48
 def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
     import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
 
+    complete = _complete(kernels.head(top))
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
-        format_number(row.ai_dram), "—" if pd.isna(row.bound) else str(row.bound),
-        "—" if pd.isna(row.roofline_fraction) else f"{row.roofline_fraction:.1%}", fmt_si(row.headroom_s, "s"),
+        format_number(row.ai_dram), "—" if pd.isna(row.bound) else unproven(str(row.bound), done),
+        "—" if pd.isna(row.roofline_fraction) else lower_bound(f"{row.roofline_fraction:.1%}", done),
+        upper_bound(fmt_si(row.headroom_s, "s"), done),
         *((fmt_si(getattr(row, APP_TIME), "s"), fmt_si(getattr(row, APP_HEADROOM), "s")) if APP_HEADROOM in kernels
           else ()),
         limiter_word(getattr(row, "limiter", None)),
-    ] for row in kernels.head(top).itertuples(index=False)]
+    ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]
+
+
+def _complete(kernels: pd.DataFrame) -> list[object]:
+    """Each row's `sol_complete` (True where the table predates the column)."""
+    return kernels[SOL_COMPLETE].tolist() if SOL_COMPLETE in kernels else [True] * len(kernels)
 
 
 def limiter_word(value: object) -> str:
@@ -73,7 +87,8 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
     widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(columns)]
     fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(columns) - 1)  # a space each side inside
     name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))
-    caption = CAPTION + (APP_CAPTION if APP_HEADROOM in kernels else "")
+    caption = CAPTION + (APP_CAPTION if APP_HEADROOM in kernels else "") + (
+        " · " + INCOMPLETE_LEGEND if any(map(incomplete, _complete(kernels.head(top)))) else "")
     table = Table(title=title or None, caption=caption, show_lines=False, header_style="bold underline", box=None,
                   pad_edge=False, caption_justify="left")
     for i, (header, justify) in enumerate(columns):

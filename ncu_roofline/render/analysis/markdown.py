@@ -5,11 +5,18 @@ from __future__ import annotations
 import pandas as pd
 
 from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, SOL_COMPLETE, ai_column, counted, display
 from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals
+from ..numbers import (
+    INCOMPLETE_LEGEND,
+    format_number,
+    incomplete,
+    lower_bound,
+    unproven,
+    upper_bound,
+)
 from ..numbers import cell as _cell
-from ..numbers import format_number
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
 from ..safe_text import for_markdown_code, for_terminal
@@ -25,12 +32,28 @@ def totals_sentence(totals: dict) -> str:
                      " over the others)"
     text = f"GPU time {time_text}, recoverable at the roofs "
     if headroom is not None:
-        return text + fmt_si(headroom, "s") + (f" ({headroom / time_s:.1%})" if time_s else "")
+        share = f"{headroom / time_s:.1%}" if time_s else ""
+        return text + _upper_bound_part(totals, fmt_si(headroom, "s"), share, totals["kernels"])
     text += f"— (unknown for {totals['kernels_unknown_headroom']} of {totals['kernels']} kernels: " \
             + "; ".join(totals["unknown_reasons"]) + ")"
     if totals["headroom_s_known"] is not None:
-        text += f"; {fmt_si(totals['headroom_s_known'], 's')} over the kernels with roofs"
+        text += "; " + _upper_bound_part(totals, fmt_si(totals["headroom_s_known"], "s"), "",
+                                         totals["kernels"] - totals["kernels_unknown_headroom"]) \
+            + " over the kernels with roofs"
     return text
+
+
+def _upper_bound_part(totals: dict, amount: str, share: str, known: int) -> str:
+    """'299 ms (33.0%)', '≤ 299 ms (33.0%; an upper bound: ...)' where every kernel's speed of light lacks terms,
+    or '... , of which ≤ 221 ms on 2 kernels is an upper bound ...' where some do."""
+    partial = totals.get("kernels_upper_bound", 0)
+    shown = amount + (f" ({share})" if share else "")
+    if not partial:
+        return shown
+    if partial >= known:
+        return f"≤ {shown}, an upper bound: no kernel's speed of light counted every term (see status)"
+    return (f"{shown}, of which ≤ {fmt_si(totals['headroom_s_upper_bound_only'], 's')} is an upper bound only "
+            f"({counted(partial, 'kernel')} whose speed of light lacks terms, see status)")
 
 
 def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: list[str], *, top: int = 10,
@@ -72,16 +95,19 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
     names = distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
                             shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), 60)
-    for row, name in zip(shown.itertuples(index=False), names):
+    complete = shown[SOL_COMPLETE].tolist() if SOL_COMPLETE in shown else [True] * len(shown)
+    for row, name, done in zip(shown.itertuples(index=False), names, complete):
         lines.append(
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
             f"{row.launches} | "
             f"{fmt_si(row.time_s, 's')} | {_pct(row.time_share)} | {fmt_si(row.flop_per_s, 'FLOP/s')} | "
             + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS) +
-            f"{'—' if pd.isna(row.bound) else row.bound} | {_pct(row.roofline_fraction)} | "
-            f"{fmt_si(row.headroom_s, 's')} |"
+            f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
+            f"{lower_bound(_pct(row.roofline_fraction), done)} | {upper_bound(fmt_si(row.headroom_s, 's'), done)} |"
             + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else "")
             + f" {_cell(for_terminal(limiter_text(getattr(row, 'limiter', None), getattr(row, 'limiter_evidence', None))))} |")
+    if any(map(incomplete, complete)):
+        lines += ["", INCOMPLETE_LEGEND + "."]
     if unprofiled:
         lines += ["", *(f"- {line.strip()}" if line.startswith("  ") else line for line in unprofiled)]
     if not_ok:

@@ -16,13 +16,14 @@ from ...core.vocabulary import (
     DISPLAY,
     LEVELS,
     PRECISIONS,
+    SOL_COMPLETE,
     UNKNOWN_BOUND,
     ai_column,
     bytes_column,
     display,
     flop_column,
 )
-from ..numbers import format_number, format_si
+from ..numbers import format_number, format_si, incomplete, lower_bound, upper_bound
 from .console import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
@@ -81,6 +82,8 @@ def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
         value = getattr(row, term.peak, None) if term is not None else None
         unit = "FLOP/s" if term is not None and term.kind == "compute" else "B/s"
         binding.append("—" if term is None else f"{display(key)} {format_si(value, unit)}")
+    complete = kept[SOL_COMPLETE].tolist() if SOL_COMPLETE in kept else [True] * len(kept)
+    bound = [DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND for b in kept["bound"]]
     grid_block = _known_text(kept["grid"]) + " × " + _known_text(kept["block"])
     return {
         "grid_block": grid_block.where(~grid_block.eq("— × —"), "— (not in the capture)").to_numpy(),
@@ -90,11 +93,13 @@ def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
         "performance": [format_si(v, "FLOP/s") for v in kept["flop_per_s"]],
         "mix": mix, "flops": flops, "bytes": traffic,
         **{ai_column(level): [format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
-        "bound": kept["bound"].map(lambda b: DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND)
-        .to_numpy(),
-        "binding_roof": binding,
-        "fraction": [_percent(v) for v in kept["roofline_fraction"]],
-        "headroom": [format_si(v, "s") for v in kept["headroom_s"]],
+        "bound": bound,  # also the bars' colour: the display name only
+        "binding_roof": [b + " — unproven: terms not counted" if incomplete(done) and b != "—" else b
+                         for b, done in zip(binding, complete)],
+        "fraction": [lower_bound(_percent(v), done) for v, done in zip(kept["roofline_fraction"], complete)],
+        "headroom": [upper_bound(format_si(v, "s"), done) + (" (upper bound)" if incomplete(done) and
+                                                              math.isfinite(v) else "")
+                     for v, done in zip(kept["headroom_s"].astype(float), complete)],
         "why": [limiter_text(w, e) for w, e in zip(_column(kept, "limiter"), _column(kept, "limiter_evidence"))],
     }
 

@@ -16,12 +16,14 @@ import math
 import numpy as np
 import pandas as pd
 
+from ...compare.changes import COMPARED_PER_LAUNCH
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
 from .. import vegalite as vl
 from ..analysis.chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, roofline_xy
 from ..numbers import format_number, format_si
 from ..safe_text import for_chart
+from .markdown import match_text
 
 CHART_STEM = "compare"
 HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
@@ -88,8 +90,11 @@ def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_ker
         "kernel_name": rows["kernel_name"].astype(str).map(for_chart),
         "shape": [for_chart(f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}") for i, s in enumerate(side)],
         "verdict": rows["verdict"].astype(str),
-        "match": rows["match"].fillna("—").astype(str),
-        "time": both("time_s", lambda v: format_si(v, "s")),
+        "match": [match_text(row) for row in rows.itertuples(index=False)],
+        # per launch where the launch counts differ (the match says so)
+        "time": [t + (" per launch" if not pd.isna(c) and c == COMPARED_PER_LAUNCH else "") for t, c in
+                 zip(both("time_s", lambda v: format_si(v, "s")),
+                     rows["compared"] if "compared" in rows else [None] * len(rows))],
         "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
         "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
         "level": display(level),

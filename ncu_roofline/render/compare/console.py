@@ -14,7 +14,15 @@ from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
-from .markdown import change_text, launch_shape, signed_pct, signed_points, signed_si
+from .markdown import (
+    change_text,
+    launch_shape,
+    match_text,
+    per_launch_sentence,
+    signed_pct,
+    signed_points,
+    signed_si,
+)
 
 VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "dim", "added": "cyan",
                   "removed": "magenta"}
@@ -30,7 +38,9 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
     for name, justify in (("kernel", "left"), ("grid×block", "left"), ("verdict", "left"), ("base", "right"),
                           ("head", "right"), ("Δ time", "right"), ("Δ FLOP/s", "right"), ("Δ of roof", "right"),
                           ("bound", "left"), ("match", "left")):
-        table.add_column(name, justify=justify, no_wrap=True, max_width=40 if name == "kernel" else None)
+        # the match cell may say how launch counts that differ were compared: it wraps, the numbers never do
+        table.add_column(name, justify=justify, no_wrap=name != "match",
+                         max_width=40 if name == "kernel" else 24 if name == "match" else None)
     for row in kernels.head(top).itertuples(index=False):
         side = "base" if row.verdict == "removed" else "head"
         shape = launch_shape(getattr(row, f"grid_{side}"), getattr(row, f"block_{side}"))
@@ -46,7 +56,7 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
             fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
             f"{signed_pct(row.time_s_change_pct)}" if not pd.isna(row.time_s_change) else "—",
             signed_pct(row.flop_per_s_change_pct), signed_points(row.roofline_fraction_change),
-            Text(bound), "—" if pd.isna(row.match) else str(row.match))
+            Text(bound), Text(match_text(row)))
     return table
 
 
@@ -80,5 +90,8 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
         console.print(f"{side}: {sentence or 'no --nsys timeline'}.", markup=False, highlight=False, soft_wrap=True)
     if top:
         console.print(comparison_table(kernels, totals, info["labels"], top=top))
+    per_launch = per_launch_sentence(kernels)
+    if per_launch:
+        console.print(per_launch.replace("`", ""), markup=False, highlight=False)
     for line in gate_lines(info["gates"]):
         console.print(line, highlight=False)

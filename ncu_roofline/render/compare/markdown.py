@@ -11,7 +11,9 @@ from typing import Any
 
 import pandas as pd
 
+from ...compare.changes import COMPARED_PER_LAUNCH
 from ...core.kernel_names import short_kernel_name
+from ...core.vocabulary import AI_OFF_CHIP
 from ...pipeline.gates import GateResult
 from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
@@ -89,6 +91,9 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     if info["warnings"]:
         lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
     lines += _gate_section(info["gates"])
+    per_launch = per_launch_sentence(kernels)
+    if per_launch:
+        lines += ["", per_launch]
     lines += _kernel_section(kernels, top)
     lines += _added_removed_section(kernels)
     return "\n".join(lines) + "\n"
@@ -119,7 +124,7 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
         gate = result.gate
         failing = []
         for failure in result.failures[:5]:
-            value = signed_pct(failure["change_pct"]) if gate.relative else _signed_value(gate.metric,
+            value = signed_pct(failure["change_pct"]) if gate.relative else signed_value(gate.metric,
                                                                                           failure["change"])
             where = "total" if gate.scope == "total" else kernel_label(failure["kernel_name"], failure["grid"],
                                                                         failure["block"])
@@ -132,12 +137,24 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
     return lines
 
 
-def _signed_value(metric: str, value: float) -> str:
+def signed_value(metric: str, value: float) -> str:
+    """A signed change in the metric's unit: '+1.52 ms', '-3.0 pt' (a roofline fraction), '—' when unknown."""
     if metric == "roofline_fraction":
         return signed_points(value)
+    unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP",
+            AI_OFF_CHIP: "FLOP/B"}.get(metric, "")
+    return signed_si(value, unit)
+
+
+def value_text(metric: str, value: float) -> str:
+    """A gate metric's value in its unit, as the tables write it: '3.48 ms', '12.5%', '2.00 FLOP/B'."""
+    if metric == "roofline_fraction":
+        return _pct(value)
+    if metric == AI_OFF_CHIP:
+        return fmt_si(value, "FLOP/B")
     unit = {"time_s": "s", "headroom_s": "s", "t_sol_s": "s", "flop_per_s": "FLOP/s", "flop_total": "FLOP"}.get(
         metric, "")
-    return signed_si(value, unit)
+    return fmt_si(value, unit)
 
 
 def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
@@ -161,8 +178,32 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
             f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} | "
             f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
             f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "
-            f"{_pct(row.roofline_fraction_head)} | {_cell(bound)} | {row.match} |")
+            f"{_pct(row.roofline_fraction_head)} | {_cell(bound)} | {_cell(match_text(row))} |")
     return lines
+
+
+def match_text(row: Any) -> str:
+    """The match kind, and where the launch counts differ how the kernel was compared:
+    'exact; launches 6 → 10, compared per launch' (or '..., compared in total' under `compare --totals`)."""
+    match = "—" if pd.isna(row.match) else str(row.match)
+    before, after = getattr(row, "launches_base", None), getattr(row, "launches_head", None)
+    if pd.isna(row.match) or pd.isna(before) or pd.isna(after) or before == after:
+        return match
+    compared = getattr(row, "compared", None)
+    how = "per launch" if not pd.isna(compared) and compared == COMPARED_PER_LAUNCH else "in total"
+    return f"{match}; launches {before} → {after}, compared {how}"
+
+
+def per_launch_sentence(kernels: pd.DataFrame) -> str:
+    """'Launch counts differ for 1 kernel: its time, FLOPs and headroom are compared per launch (...)', or ''."""
+    if "compared" not in kernels:
+        return ""
+    count = int((kernels["compared"] == COMPARED_PER_LAUNCH).sum())
+    if not count:
+        return ""
+    noun = "1 kernel: its" if count == 1 else f"{count} kernels: their"
+    return (f"Launch counts differ for {noun} time, FLOPs, speed of light and headroom are compared and gated per "
+            "launch (`--totals` judges summed time).")
 
 
 def change_text(before: object, after: object) -> str:

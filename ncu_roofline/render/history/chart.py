@@ -30,7 +30,7 @@ def _labels(summary: pd.DataFrame) -> pd.Series:
 
 
 def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFrame, *, top: int = 10,
-                  window: int = 10, band_name: str = "minmax") -> vl.Spec:
+                  window: int = 10, band_name: str = "mad") -> vl.Spec:
     """`summary` (ordered, with `band_low`/`band_high`), `series` (long rows), `runs` (oldest first)."""
     shown = summary.head(top).copy()
     shown["label"] = _labels(shown)

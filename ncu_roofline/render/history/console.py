@@ -16,7 +16,13 @@ from rich.text import Text
 
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ..compare.markdown import launch_shape, signed_pct, signed_points, signed_si
+from ..compare.markdown import (
+    launch_shape,
+    signed_pct,
+    signed_points,
+    signed_value,
+    value_text,
+)
 from ..numbers import format_si as fmt_si
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -69,16 +75,32 @@ def gate_line(result: GateResult) -> str:
         parts = []
         for f in result.failures[:3]:
             name = "total" if gate.scope == "total" else short_kernel_name(str(f["kernel_name"]))
-            moved = signed_pct(f["change_pct"]) if gate.relative else signed_si(f["change"], "")
-            parts.append(f"{name} {moved} outside [{_num(f['band_low'])}, {_num(f['band_high'])}] of "
-                         f"{f['window_runs']} runs, since run {f['since_run_id']}")
+            parts.append(f"{name} {failure_text(gate, f)}")
         detail = ": " + "; ".join(parts) + (f" and {len(result.failures) - 3} more" if len(result.failures) > 3
                                             else "")
     return f"{mark} {escape(gate.text)} ({scope}){escape(detail)}"
 
 
-def _num(value: object) -> str:
-    return "—" if value is None or pd.isna(value) else f"{float(value):.4g}"
+def failure_text(gate, failure: dict, quote: str = "") -> str:
+    """'+77.8% above the band 1.96 ms – 1.96 ms of 5 runs, in run6 (the newest)': how far outside the band, in
+    the formatter's units, and since which run (named as given; `quote` wraps the names, "`" in Markdown)."""
+    moved = signed_pct(failure["change_pct"]) if gate.relative else signed_value(gate.metric, failure["change"])
+    side = "above" if (failure["change"] or 0) > 0 else "below"
+    band = f"{value_text(gate.metric, failure['band_low'])} – {value_text(gate.metric, failure['band_high'])}"
+    return (f"{moved} {side} the band {band} of {failure['window_runs']} runs, "
+            f"{since_text(failure['since_run_id'], failure['newest_run_id'], quote)}")
+
+
+def since_text(since: object, newest: object, quote: str = "") -> str:
+    """'in run6 (the newest)', 'since run r4' / 'since run6': a run id that already reads as a run ('run6',
+    'Run-12') is not called 'run run6'."""
+    def name(run_id: object) -> str:
+        text = f"{quote}{run_id}{quote}"
+        return text if str(run_id).lower().startswith("run") else f"run {text}"
+
+    if since is None or since == newest:
+        return f"in {name(newest)} (the newest)"
+    return f"since {name(since)}"
 
 
 def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *, runs: int,

@@ -18,7 +18,7 @@ CHART_FORMATS = ("svg", "png")
 
 def write_history(outdir: Path, *, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
                   gates: list[GateResult], metadata: dict[str, str], formats: Iterable[str] = (), top: int = 10,
-                  window: int = 10, band_name: str = "minmax") -> list[Path]:
+                  window: int = 10, band_name: str = "mad") -> list[Path]:
     from ...core.errors import InputError
     from ..chart_files import chart_payloads
     from .chart import CHART_STEM, history_chart
