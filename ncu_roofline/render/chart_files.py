@@ -144,10 +144,15 @@ def spec_text(spec: Spec) -> str:
 
     Without `usermeta.fit`: the label layouts for other page sizes are the HTML page's business, and would double
     the file people embed or attach to a review (it shows the chart at its default size)."""
+    return json.dumps(_without_fit(spec), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _without_fit(spec: Spec) -> Spec:
+    """The spec less `usermeta.fit` (the page's label layouts per size): what the files other than the page need."""
     meta = spec.get("usermeta")
     if isinstance(meta, dict) and "fit" in meta:
-        spec = {**spec, "usermeta": {k: v for k, v in meta.items() if k != "fit"}}
-    return json.dumps(spec, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        return {**spec, "usermeta": {k: v for k, v in meta.items() if k != "fit"}}
+    return spec
 
 
 def html_page(spec: Spec, bundle: str | None = None) -> str:
@@ -171,6 +176,7 @@ def html_page(spec: Spec, bundle: str | None = None) -> str:
 def _image(spec: Spec, fmt: str, svg: bytes | None = None) -> bytes:
     import vl_convert
 
+    spec = _without_fit(spec)  # Vega draws nothing from usermeta: the same image, a third less to hand over
     if fmt == "png":
         if svg is not None:  # what vegalite_to_png does after drawing the same SVG: the same bytes, half the work
             return vl_convert.svg_to_png(svg.decode("utf-8"), scale=PNG_SCALE)
