@@ -6,6 +6,10 @@ browser draws is the box computed here. Texts are boxes (rotated for memory roof
 the angle the plot's aspect gives them); a candidate is taken when its box is inside the plot and meets no point
 and no text already placed. Roof labels go first (each roof needs one), then rank numbers in rank order; a rank
 that finds no free place is left off the plot (its point still carries it in the tooltip) and counted.
+
+Cost grows with the texts, not their square: a candidate meets only the obstacles in its own cells of the board's
+grid, and upright boxes are compared without the separating-axis test wherever rounding cannot change its answer
+(Board), so every spot is the one that testing every pair in full would give.
 """
 
 from __future__ import annotations
