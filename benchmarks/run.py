@@ -19,7 +19,8 @@ size, time linear in launches.
     python benchmarks/run.py                 # 10^4 and 10^5 launches, both pages
     python benchmarks/run.py --full          # and 10^6 (about 12 GB per page on disk)
     python benchmarks/run.py --sizes 1000,4000 --pages details --repeat 1 --no-write
-    python benchmarks/run.py --quick         # every target of issue #16 as met / not met (benchmarks/targets.py)
+    python benchmarks/run.py --quick         # every target of issues #16 and #28 as met / not met (targets.py)
+    python benchmarks/run.py --quick --only report,chart,images,batch
 """
 
 from __future__ import annotations
@@ -298,13 +299,14 @@ def run_quick(args: argparse.Namespace) -> None:
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    only = {g.strip() for g in args.only.split(",") if g.strip()} if args.only else None
     verdicts_, figures = quick(measure, ensure_file, args.python, args.workdir, full=args.full,
-                               log=lambda text: print(text, flush=True))
+                               log=lambda text: print(text, flush=True), only=only)
     elapsed = time.perf_counter() - started
     lines = [*figures, "", *(t.line() for t in verdicts_), "",
              f"{sum(t.met for t in verdicts_)} of {len(verdicts_)} targets met; measured in {elapsed:.0f} s"]
     print("\n".join(["", *lines]))
-    if args.no_write:
+    if args.no_write or args.only:
         return
     notes = ""
     if RESULTS.exists() and "\n## Notes\n" in RESULTS.read_text():
@@ -334,6 +336,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the output folders")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     parser.add_argument("--quick", action="store_true", help="the issue #16 targets in about two minutes")
+    parser.add_argument("--only", help="--quick: these target groups only (small, large, linear, report, chart, "
+                                       "images, batch); RESULTS.md is then left alone")
     parser.add_argument("--python", default=sys.executable,
                         help="interpreter whose ncu_roofline is measured (--quick; e.g. another checkout's venv)")
     args = parser.parse_args()

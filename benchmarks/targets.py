@@ -11,6 +11,16 @@ Targets (baseline in brackets):
 - linear: details at 2.5x10^4 and 10^5 launches; time may grow at most 1.1x as fast as the launches (fixed start-up
   costs make it grow slower; anything worse than linear in the launches shows as more). `--full` checks 10^6.
 
+Issue #28 (medians of interleaved runs; the verdict on CPU time, user + system, except for batch, whose point is
+wall time on several cores):
+- report: `analyze MW_Baseline.ncu-rep -o OUT` <= 3.0x [`ncu_report.load_report` and every metric value read]
+- chart: `analyze FILE -o OUT --top 200` <= 1.5x [the same with `--top 5`] (a details page of 200 kernels)
+- images: `analyze FILE -o OUT --top 40 --format svg,png` <= 2.0x [the same without `--format`]
+- batch: `batch` of 100 copies of a small report `--jobs 2` <= 0.65x [`--jobs 1`], wall time: met only on an
+  idle machine with 2 free cores; on a loaded one it shows whether --jobs 2 is at least not slower.
+
+`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28).
+
 Wall time is what the targets are about; CPU time (user + system of the process, from wait4) is printed beside
 it, since on a shared machine it moves less with the load of other processes.
 """
@@ -18,6 +28,7 @@ it, since on a shared machine it moves less with the load of other processes.
 from __future__ import annotations
 
 import shutil
+import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +37,24 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EXAMPLE = ROOT / "fixtures" / "example_h100_raw.csv"
+SAMPLES = ROOT.parent / "shared" / "ncu-samples"
+REPORT = SAMPLES / "NCAR-GPU_workshop" / "MW_Baseline.ncu-rep"
+SMALL_REPORT = SAMPLES / "nersc-gpp" / "output1.ncu-rep"
+GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch")
+# NVIDIA's own reader over every metric value of every action: the floor for reading a report.
+NCU_REPORT_READ = """
+import sys, ncu_report
+report = ncu_report.load_report(sys.argv[1])
+values = 0
+for r in range(report.num_ranges()):
+    rng = report.range_by_idx(r)
+    for a in range(rng.num_actions()):
+        action = rng.action_by_idx(a)
+        for name in action.metric_names():
+            action[name].value()
+            values += 1
+assert values
+"""
 
 
 @dataclass
@@ -35,12 +64,16 @@ class Target:
     limit: float
     detail: str
     cpu_ratio: float | None = None
+    by_cpu: bool = False  # the verdict on the CPU ratio (a loaded machine moves CPU time less than wall time)
 
     @property
     def met(self) -> bool:
-        return self.ratio <= self.limit
+        return (self.cpu_ratio if self.by_cpu and self.cpu_ratio is not None else self.ratio) <= self.limit
 
     def line(self) -> str:
+        if self.by_cpu and self.cpu_ratio is not None:
+            return (f"{'met    ' if self.met else 'NOT MET'}  {self.name}: CPU {self.cpu_ratio:.2f}x (target <= "
+                    f"{self.limit}x, wall {self.ratio:.2f}x) - {self.detail}")
         cpu = f", CPU {self.cpu_ratio:.2f}x" if self.cpu_ratio is not None else ""
         return (f"{'met    ' if self.met else 'NOT MET'}  {self.name}: {self.ratio:.2f}x (target <= {self.limit}x"
                 f"{cpu}) - {self.detail}")
@@ -69,13 +102,37 @@ def best(measure: Callable, commands: dict[str, list[str]], repeat: int,
     return out
 
 
+def medians(measure: Callable, commands: dict[str, list[str]], repeat: int,
+            before: Callable[[], None] | None = None) -> dict[str, object]:
+    """Median wall and median CPU time of `repeat` interleaved runs per command (and the worst peak RSS)."""
+    runs: dict[str, list] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            if before is not None:
+                before()
+            m = measure(command)
+            if m.returncode != 0:
+                raise SystemExit(f"{name} failed (exit {m.returncode}): {' '.join(command)}\n{m.stderr}")
+            runs[name].append(m)
+    out: dict[str, object] = {}
+    for name, ms in runs.items():
+        m = ms[0]
+        m.seconds = statistics.median(x.seconds for x in ms)
+        m.cpu_seconds = statistics.median(x.cpu_seconds for x in ms)
+        m.peak_rss_bytes = max(x.peak_rss_bytes for x in ms)
+        out[name] = m
+    return out
+
+
 def _fmt(m) -> str:
     return f"{m.seconds:.2f} s wall, {m.cpu_seconds:.2f} s CPU, {m.peak_rss_bytes / 1e6:,.0f} MB"
 
 
 def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, *, repeat_small: int = 5,
-          repeat_large: int = 2, full: bool = False, log: Callable[[str], None] = print) -> tuple[list[Target], list[str]]:
-    """Measure every target; returns the verdicts and the raw figures (one line per command)."""
+          repeat_large: int = 2, full: bool = False, log: Callable[[str], None] = print,
+          only: set[str] | None = None) -> tuple[list[Target], list[str]]:
+    """Measure every target (or the groups in `only`); returns the verdicts and the raw figures (one line per
+    command)."""
     me = sys.executable
     script = Path(python).parent / "ncu-roofline"  # the installed command: what users start (and it does not put
     cli = [str(script)] if script.exists() else [python, "-m", "ncu_roofline.cli"]  # the cwd on sys.path)
@@ -83,6 +140,7 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
     targets: list[Target] = []
     out = workdir / "quick_out"
     parquet = workdir / "quick_baseline.parquet"
+    wanted = set(GROUPS) if only is None else set(only)
 
     def clean() -> None:
         shutil.rmtree(out, ignore_errors=True)
@@ -91,6 +149,25 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
     # gets from the second run on.
     measure([*cli, "analyze", str(EXAMPLE), "-o", str(out)])
 
+    if "small" in wanted:
+        _small(measure, cli, me, out, parquet, repeat_small, clean, log, figures, targets)
+    large: dict[tuple[str, int], tuple[object, int]] = {}
+    if "large" in wanted:
+        large = _large(measure, ensure_file, cli, me, workdir, out, repeat_large, clean, log, figures, targets)
+    if "linear" in wanted:
+        _linear(measure, ensure_file, cli, workdir, out, repeat_large, clean, log, figures, targets, large, full)
+    if "report" in wanted:
+        _report(measure, cli, me, out, clean, log, figures, targets)
+    if "chart" in wanted or "images" in wanted:
+        _charts(measure, ensure_file, cli, workdir, out, clean, log, figures, targets, wanted)
+    if "batch" in wanted:
+        _batch(measure, cli, workdir, log, figures, targets)
+    clean()
+    parquet.unlink(missing_ok=True)
+    return targets, figures
+
+
+def _small(measure, cli, me, out, parquet, repeat_small, clean, log, figures, targets) -> None:
     log("small input and start-up ...")
     small = best(measure, {
         "analyze example -o OUT": [*cli, "analyze", str(EXAMPLE), "-o", str(out)],
@@ -112,6 +189,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
                               0.5, f"{small[name].seconds:.2f} s vs {pandas_import.seconds:.2f} s",
                               small[name].cpu_seconds / pandas_import.cpu_seconds))
 
+
+def _large(measure, ensure_file, cli, me, workdir, out, repeat_large, clean, log, figures, targets) -> dict:
     large: dict[tuple[str, int], tuple[object, int]] = {}
     for page, launches, limit in (("details", 100_000, 1.0), ("raw", 100_000, 0.5)):
         path = ensure_file(workdir, page, launches, 0)
@@ -128,7 +207,11 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
                               f"{a.seconds:.2f} s vs {r.seconds:.2f} s", a.cpu_seconds / r.cpu_seconds))
         targets.append(Target(f"{page} page {launches:,} launches peak memory / file size", a.peak_rss_bytes / size,
                               0.6, f"{a.peak_rss_bytes / 1e6:,.0f} MB for a {size / 1e6:,.0f} MB file"))
+    return large
 
+
+def _linear(measure, ensure_file, cli, workdir, out, repeat_large, clean, log, figures, targets, large,
+            full) -> None:
     sizes = (100_000, 1_000_000) if full else (25_000, 100_000)
     small_n, large_n = sizes
     path = ensure_file(workdir, "details", small_n, 0)
@@ -149,7 +232,66 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
     targets.append(Target(f"details page linear in launches ({small_n:,} -> {large_n:,})", growth / factor, 1.1,
                           f"time grew {growth:.2f}x for {factor:.0f}x the launches",
                           (big.cpu_seconds / m.cpu_seconds) / factor))
-    clean()
-    parquet.unlink(missing_ok=True)
-    return targets, figures
 
+
+def _ratio_target(name: str, runs: dict, a: str, b: str, limit: float, figures: list[str], targets: list[Target],
+                  *, by_cpu: bool = True) -> None:
+    figures += [f"{a}: {_fmt(runs[a])}", f"{b}: {_fmt(runs[b])}"]
+    x, y = runs[a], runs[b]
+    targets.append(Target(name, x.seconds / y.seconds, limit,
+                          f"{x.cpu_seconds:.2f} vs {y.cpu_seconds:.2f} CPU-s, {x.seconds:.2f} vs {y.seconds:.2f} s "
+                          "wall (medians)", x.cpu_seconds / y.cpu_seconds, by_cpu=by_cpu))
+
+
+def _report(measure, cli, me, out, clean, log, figures, targets, repeat: int = 5) -> None:
+    import importlib.util
+
+    if not REPORT.is_file() or importlib.util.find_spec("ncu_report") is None:
+        log(f"report target skipped: needs {REPORT} and the ncu-report wheel")
+        return
+    log(f"one report ({REPORT.name}) ...")
+    runs = medians(measure, {
+        "analyze report -o OUT": [*cli, "analyze", str(REPORT), "-o", str(out)],
+        "ncu_report every metric": [me, "-c", NCU_REPORT_READ, str(REPORT)],
+    }, repeat, before=clean)
+    _ratio_target(f"analyze {REPORT.name} -o OUT vs ncu_report reading every metric", runs, "analyze report -o OUT",
+                  "ncu_report every metric", 3.0, figures, targets)
+
+
+def _charts(measure, ensure_file, cli, workdir, out, clean, log, figures, targets, wanted, repeat: int = 5) -> None:
+    path = ensure_file(workdir, "details", 2_000, 0)  # 200 kernels (benchmarks/generate.py), 2,000 launches
+    analyze = [*cli, "analyze", str(path), "-o", str(out), "--rows", "0"]
+    if "chart" in wanted:
+        log("a chart of 200 kernels against one of 5 ...")
+        runs = medians(measure, {"--top 200": [*analyze, "--top", "200"], "--top 5": [*analyze, "--top", "5"]},
+                       repeat, before=clean)
+        _ratio_target("chart of 200 kernels vs 5 kernels (same input, -o)", runs, "--top 200", "--top 5", 1.5,
+                      figures, targets)
+    if "images" in wanted:
+        log("--format svg,png against no images, 40 kernels ...")
+        runs = medians(measure, {"--top 40 --format svg,png": [*analyze, "--top", "40", "--format", "svg,png"],
+                                 "--top 40": [*analyze, "--top", "40"]}, repeat, before=clean)
+        _ratio_target("--format svg,png vs no images (40 kernels)", runs, "--top 40 --format svg,png", "--top 40",
+                      2.0, figures, targets)
+
+
+def _batch(measure, cli, workdir, log, figures, targets, reports: int = 100, repeat: int = 3) -> None:
+    import importlib.util
+
+    source = SMALL_REPORT if SMALL_REPORT.is_file() and importlib.util.find_spec("ncu_report") else EXAMPLE
+    folder, history = workdir / "batch_reports", workdir / "batch_history"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    suffix = ".ncu-rep" if source.name.endswith(".ncu-rep") else source.suffix
+    for i in range(reports):
+        shutil.copyfile(source, folder / f"report{i:04d}{suffix}")
+    log(f"batch of {reports} copies of {source.name}, --jobs 2 against --jobs 1 ...")
+    runs = medians(measure, {
+        f"batch {reports} --jobs 2": [*cli, "batch", str(folder), "--history", str(history), "--jobs", "2"],
+        f"batch {reports} --jobs 1": [*cli, "batch", str(folder), "--history", str(history), "--jobs", "1"],
+    }, repeat, before=lambda: shutil.rmtree(history, ignore_errors=True))
+    _ratio_target(f"batch {reports} reports --jobs 2 vs --jobs 1 (wall; needs 2 idle cores)", runs,
+                  f"batch {reports} --jobs 2", f"batch {reports} --jobs 1", 0.65, figures, targets, by_cpu=False)
+    targets[-1].cpu_ratio = None  # wait4 does not see the pool's workers (children of the forkserver)
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(history, ignore_errors=True)

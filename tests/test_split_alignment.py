@@ -68,7 +68,9 @@ def test_launches_of_one_name_in_another_order_are_analysed_from_their_sums(swap
             assert row[column] != row[column], column  # null
     # o is launched once: one launch whatever its ID (A: 1, B: 2), its counters from both parts
     o = launches.loc[1]
-    assert o["kernel_name"] == OTHER and o["status"] == "ok"
+    # paired launch by launch, so no alignment status; its capture counts DRAM time and bytes only, so its speed of
+    # light is a lower bound (pipeline/rank.py completeness)
+    assert o["kernel_name"] == OTHER and o["status"] == "no FLOP counters, no L2, L1 byte counters: speed of light is a lower bound"
     assert o["bytes_dram"] == 2e8 and o["time_s"] == pytest.approx(500e-6, rel=1e-12)
     # k's kernel row is its sums: bytes 1.5e9 + 1e8 = 1.6e9, time 2 ms + 100 us = 2.1 ms, and its speed of light
     # is that of the sums: 1.6e9 B over the DRAM roof (762 GB/s achieved, under the roof)

@@ -49,3 +49,22 @@ def test_the_probe_does_see_imports():
     code, modules = imported_by("analyze", str(FIXTURES / "example_h100_raw.csv"), "--rows", "0")
     assert code in (0, None)
     assert {"pandas", "pyarrow", "numpy"} <= modules
+
+
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, b"# notes\nnothing to see\n"],
+                         ids=["binary", "text without an ncu table"])
+def test_a_file_that_is_no_ncu_table_is_refused_before_the_data_stack_is_imported(content, tmp_path):
+    """Issue #28: the reader's own one-line refusal (exit 2), without importing pandas, pyarrow or numpy first."""
+    path = tmp_path / "not_a_profile.bin"
+    path.write_bytes(content)
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(["analyze", str(path), "-o", str(tmp_path / "o")])],
+                          capture_output=True, text=True, timeout=120)
+    *lines, report = done.stderr.strip().splitlines()
+    result = json.loads(report)
+    assert result["code"] == 2
+    assert lines == [f"ncu-roofline: error: {path}: " + ("this is a binary file, not an ncu --csv export or .ncu-rep "
+                                                         "report" if content.startswith(b"\x89") else
+                                                         'no ncu table found (expected a header line starting with '
+                                                         '"ID", from ncu --csv)')]
+    assert sorted(set(HEAVY) & {name.split(".")[0] for name in result["modules"]}) == []
+    assert not (tmp_path / "o").exists()

@@ -69,9 +69,7 @@ def analyze(
                                                                           "multi-GPU --nsys SQLite timeline."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
-    from .. import analyze as run_analysis
     from ..core.vocabulary import counted
-    from ..render.analysis.console import print_summary
 
     with user_errors():
         out, summary_md, json_out = _path(out_arg, "-o"), _path(summary_md_arg, "--summary-md"), \
@@ -89,6 +87,13 @@ def analyze(
             from ..history.store import prepare_run
 
             run_id, labels = prepare_run(history, run_id, label, replace=replace)
+        if points is None and gpu is None and clock in {"measured", "max"}:  # nothing analyze checks first
+            from ..readers import refuse_unreadable
+
+            refuse_unreadable(inputs)  # a file that is no ncu table: the reader's line, before pandas is loaded
+        from .. import analyze as run_analysis
+        from ..render.analysis.console import print_summary
+
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups,
                                   nvtx_include=nvtx_include, progress=progress, points=points,

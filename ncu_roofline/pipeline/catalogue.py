@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -229,7 +230,7 @@ class Catalogue:
 
     def wants(self, name: str) -> bool:
         """Whether a reader should keep metric `name` (memory stays proportional to what is used)."""
-        return name in self._names or any(fnmatch.fnmatchcase(name, g) for g in self._globs)
+        return name in self._names or _cached_glob_pattern(self).match(name) is not None
 
     @property
     def _names(self) -> set[str]:
@@ -251,6 +252,14 @@ def _cached_names(catalogue: Catalogue) -> frozenset[str]:
 @cache
 def _cached_globs(catalogue: Catalogue) -> frozenset[str]:
     return frozenset(catalogue.metric_globs())
+
+
+@cache
+def _cached_glob_pattern(catalogue: Catalogue) -> re.Pattern[str]:
+    """Every glob of the catalogue as one compiled pattern: `wants` asks it once per metric name of every input
+    (hundreds per report) instead of trying each glob in turn. Matches exactly where `fnmatchcase` of one does."""
+    globs = sorted(_cached_globs(catalogue))
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) if globs else "(?!)")
 
 
 def load_catalogue(path: Path | None = None) -> Catalogue:

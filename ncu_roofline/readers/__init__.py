@@ -9,41 +9,76 @@ launches moved between the runs are analysed from their sums by name. See `align
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
-
-import numpy as np
-import pandas as pd
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
-from ..core.launch_table import metric_columns
-from .align import ByName, align_parts
-from .csv_export import read_csv_export
 from .input_files import check_regular_file, expand_paths
-from .ncu_rep import looks_like_ncu_rep, read_ncu_rep
-from .report_damage import check_report_launches
+from .report_container import looks_like_ncu_rep
 
-__all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .align import ByName
+
+# pandas, pyarrow and the readers that need them are imported where a file is read, so that `refuse_unreadable`
+# can turn a file away before they are loaded.
+__all__ = ["expand_paths", "looks_like_ncu_rep", "read_file", "read_inputs", "refuse_unreadable"]
+_PRECHECK_MAX_BYTES = 16 * 1024 * 1024  # a larger input is read at once: the imports are a small part of its cost
+
+
+def _head(path: Path) -> bytes:
+    check_regular_file(path)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _is_report(head: bytes) -> bool:
+    # zip and gzip are not ncu formats, but a file holding them is most likely a packed report: let the report
+    # reader say what it is not.
+    return looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b"))
 
 
 def read_file(path: Path, wanted: Callable[[str], bool],
               progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Read one file of any supported form into a LaunchTable; `attrs["report"]` says whether it was a report."""
-    check_regular_file(path)
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4)
-    except OSError as exc:
-        raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
-    # zip and gzip are not ncu formats, but a file holding them is most likely a packed report: let the report
-    # reader say what it is not.
-    if looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b")):
+    head = _head(path)
+    if _is_report(head):
+        from .ncu_rep import read_ncu_rep
+        from .report_damage import check_report_launches
+
         table = check_report_launches(read_ncu_rep(path, wanted=wanted), path)
         table.attrs["report"] = looks_like_ncu_rep(head)
         return table
+    from .csv_export import read_csv_export
+
     return read_csv_export(path, wanted, progress)
+
+
+def refuse_unreadable(paths: Iterable[str | Path]) -> None:
+    """Raise the InputError that reading would raise for the first input when that file is plainly not an ncu
+    table (binary, empty, no header ncu writes), before pandas and pyarrow are imported: the same line, at a
+    fraction of the cost. The first input only, and only the checks `read_file` makes first, so a run that this
+    lets through fails (or not) exactly as before. Reports are left to their reader."""
+    files = expand_paths(paths, [])
+    if not files:
+        raise InputError(None, "no input files given")
+    path = files[0]
+    if _is_report(_head(path)):
+        return
+    try:
+        if os.stat(path).st_size > _PRECHECK_MAX_BYTES:
+            return
+    except OSError:
+        return
+    from .text import locate_table
+
+    locate_table(Path(path))
 
 
 @dataclass
@@ -77,6 +112,12 @@ def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
     """Read every input: one LaunchTable (metric-split captures aligned) and the run-level notes of the readers.
 
     `table.attrs["report_sources"]` names the binary reports among the sources (their content said so)."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    from .align import ByName, align_parts
+
     files = expand_paths(paths)
     if not files:
         raise InputError(None, "no input files given")
@@ -117,6 +158,7 @@ def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
 
 
 def _offset(by_name: ByName, offset: int) -> ByName:
+    from .align import ByName
     identity = by_name.identity.assign(_by_name=by_name.identity["_by_name"] + offset)
     return ByName(identity, [p.assign(_by_name=p["_by_name"] + offset) for p in by_name.parts])
 
@@ -125,6 +167,8 @@ def _group_metric_split(tables: list[pd.DataFrame]) -> list[list[int]]:
     """Files that hold the same launches (same launch IDs, same kernel names) but disjoint metrics are parts of
     one capture: the NERSC habit of one ncu run per metric. How often each name occurs may differ between parts
     (a kernel the program chose differently in one run); `align_parts` says which launches that leaves unaligned."""
+    from ..core.launch_table import metric_columns
+
     groups: list[list[int]] = []
     signatures: list[tuple[tuple, frozenset, set]] = []
     for i, table in enumerate(tables):

@@ -6,6 +6,10 @@ browser draws is the box computed here. Texts are boxes (rotated for memory roof
 the angle the plot's aspect gives them); a candidate is taken when its box is inside the plot and meets no point
 and no text already placed. Roof labels go first (each roof needs one), then rank numbers in rank order; a rank
 that finds no free place is left off the plot (its point still carries it in the tooltip) and counted.
+
+Cost grows with the texts, not their square: a candidate meets only the obstacles in its own cells of the board's
+grid, and upright boxes are compared without the separating-axis test wherever rounding cannot change its answer
+(Board), so every spot is the one that testing every pair in full would give.
 """
 
 from __future__ import annotations
@@ -60,17 +64,34 @@ def text_size(text: str, font_size: float, weight: str = "normal") -> tuple[floa
 
 def box(cx: float, cy: float, w: float, h: float, degrees: float = 0.0) -> np.ndarray:
     """Corners of a w×h box centred at (cx, cy), turned `degrees` counter-clockwise on screen (y down)."""
+    return boxes(np.array([cx], dtype=float), np.array([cy], dtype=float), w, h, degrees)[0]
+
+
+def boxes(cx: np.ndarray, cy: np.ndarray, w: float | np.ndarray, h: float | np.ndarray,
+          degrees: float = 0.0) -> np.ndarray:
+    """`box` for many centres (and sizes) at once (k×4×2). Each corner is its centre plus two offsets, added in the same order
+    for one box or many, so a box's corners do not depend on the company it is computed in; at 0 degrees they are
+    exactly (cx ± w/2, cy ± h/2)."""
     a = math.radians(degrees)
     ux, uy = math.cos(a), -math.sin(a)  # along the text
     vx, vy = math.sin(a), math.cos(a)  # down the text
-    return np.array([[cx + sx * w / 2 * ux + sy * h / 2 * vx, cy + sx * w / 2 * uy + sy * h / 2 * vy]
-                     for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+    out = np.empty((len(cx), 4, 2))
+    for i, (sx, sy) in enumerate(_CORNERS):
+        out[:, i, 0] = cx + sx * w / 2 * ux + sy * h / 2 * vx
+        out[:, i, 1] = cy + sx * w / 2 * uy + sy * h / 2 * vy
+    return out
+
+
+_CORNERS = ((-1, -1), (1, -1), (1, 1), (-1, 1))  # top left, top right, bottom right, bottom left (upright)
 
 
 def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
-    """Separating-axis test for two convex quadrilaterals (plain floats: numpy's per-call cost on four corners was
-    most of the chart's layout time, which runs once per plot size of the page)."""
-    qa, qb = a.tolist(), b.tolist()
+    """Separating-axis test for two convex quadrilaterals (plain floats: numpy's per-call cost on four corners
+    outweighs its arithmetic)."""
+    return _overlap(a.tolist(), b.tolist())
+
+
+def _overlap(qa: list[list[float]], qb: list[list[float]]) -> bool:
     for poly in (qa, qb):
         for i in range(len(poly)):
             (x0, y0), (x1, y1) = poly[i], poly[(i + 1) % len(poly)]
@@ -82,45 +103,164 @@ def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
     return True
 
 
+def _overlapping(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`overlaps` for pairs of quadrilaterals (p×4×2 each), vectorised over the pairs with the same arithmetic."""
+    separated = np.zeros(len(a), dtype=bool)
+    for poly in (a, b):
+        for i in range(4):
+            j = (i + 1) % 4
+            ax = (poly[:, i, 1] - poly[:, j, 1])[:, None]  # the edge's normal
+            ay = (poly[:, j, 0] - poly[:, i, 0])[:, None]
+            pa = a[:, :, 0] * ax + a[:, :, 1] * ay
+            pb = b[:, :, 0] * ax + b[:, :, 1] * ay
+            separated |= (pa.max(axis=1) <= pb.min(axis=1)) | (pb.max(axis=1) <= pa.min(axis=1))
+    return ~separated
+
+
+def _upright(quads: np.ndarray) -> np.ndarray:
+    """Which quads (k×4×2) are upright boxes with their corners in `box` order, exactly (`box` at 0 degrees)."""
+    x, y = quads[:, :, 0], quads[:, :, 1]
+    return ((y[:, 0] == y[:, 1]) & (x[:, 1] == x[:, 2]) & (y[:, 2] == y[:, 3]) & (x[:, 3] == x[:, 0])
+            & (x[:, 0] < x[:, 1]) & (y[:, 1] < y[:, 2]))
+
+
+# Why upright boxes need no separating-axis test (Board): for two upright boxes the test projects both on the x
+# and y axes scaled by an edge's length, and a scaled comparison can turn an overlap into touching only where the
+# two coordinates are a few ulps apart (2.2e-16 of the larger each). Hulls that overlap by more than this share of
+# the largest coordinate on the board do overlap; closer calls take the full test, so every answer is the test's.
+_ROUNDING_REACH = 1e-12
+CELL_PX = 32.0  # the board's grid: a rank number or a disc spans one or two cells each way
+
+
 class Board:
-    """What is already on the plot: point discs and placed text boxes."""
+    """What is already on the plot: point discs and placed text boxes.
+
+    Obstacles (a disc counts as the box around it) are kept three ways: in a grid of CELL_PX cells, so an upright
+    candidate (a rank number) meets only the few obstacles near it, in plain Python; as growing arrays of quads and
+    hulls, so many turned candidates (a roof label's spots) are tested at once in numpy; and with a flag saying
+    which are upright boxes, whose overlap needs no separating-axis test. Both ways give exactly the answer of
+    `overlaps` against every obstacle whose hull meets the candidate's.
+    """
 
     def __init__(self, plot: Plot, discs: Sequence[tuple[float, float, float]]):
         self.plot = plot
         self.discs = np.array(discs, dtype=float).reshape(-1, 3)
         self.boxes: list[np.ndarray] = []
-        self.hulls = np.zeros((0, 4))  # each placed box's axis-aligned hull: x0, y0, x1, y1
+        x, y, r = self.discs[:, 0], self.discs[:, 1], self.discs[:, 2]
+        n = len(self.discs)
+        self._quads = np.empty((n + 64, 4, 2))
+        self._hulls = np.empty((n + 64, 4))  # x0, y0, x1, y1
+        self._upright = np.empty(n + 64, dtype=bool)
+        self._quads[:n] = boxes(x, y, 2 * r, 2 * r)
+        self._hulls[:n] = np.column_stack([x - r, y - r, x + r, y + r])
+        self._upright[:n] = _upright(self._quads[:n])
+        self._count = n
+        self._hull_rows: list[tuple[float, float, float, float]] = [tuple(row) for row in self._hulls[:n].tolist()]
+        self._upright_rows: list[bool] = self._upright[:n].tolist()
+        self._cells: dict[tuple[int, int], list[int]] = {}
+        for k, hull in enumerate(self._hull_rows):
+            self._register(k, hull)
+        self._reach = _ROUNDING_REACH * (1.0 + max(plot.width, plot.height,
+                                                   float(np.abs(self._hulls[:n]).max()) if n else 0.0))
+
+    @property
+    def hulls(self) -> np.ndarray:
+        """Each placed box's axis-aligned hull: x0, y0, x1, y1."""
+        return self._hulls[len(self.discs):self._count]
+
+    def _register(self, k: int, hull: tuple[float, float, float, float]) -> None:
+        x0, y0, x1, y1 = hull
+        for i in range(math.floor(x0 / CELL_PX), math.floor(x1 / CELL_PX) + 1):
+            for j in range(math.floor(y0 / CELL_PX), math.floor(y1 / CELL_PX) + 1):
+                self._cells.setdefault((i, j), []).append(k)
 
     def free(self, quad: np.ndarray, margin: float = 1.0) -> bool:
-        corners = quad.tolist()
-        x_lo, x_hi = min(c[0] for c in corners), max(c[0] for c in corners)
-        y_lo, y_hi = min(c[1] for c in corners), max(c[1] for c in corners)
-        if x_lo < margin or y_lo < margin or x_hi > self.plot.width - margin or y_hi > self.plot.height - margin:
+        """Whether `quad` lies inside the plot, `margin` from its edges, and meets no point and no placed text."""
+        quad = np.asarray(quad, dtype=float)
+        if _upright(quad[None])[0]:
+            (x0, y0), (x1, y1) = quad[0].tolist(), quad[2].tolist()
+            return self._free_upright(x0, y0, x1, y1, quad, margin)
+        return self.first_free(quad[None], margin) == 0
+
+    def _free_upright(self, x0: float, y0: float, x1: float, y1: float, quad: np.ndarray | None = None,
+                      margin: float = 1.0) -> bool:
+        """`free` for the upright box x0..x1, y0..y1 (its corners `quad`, made only when a close call needs them)."""
+        if x0 < margin or y0 < margin or x1 > self.plot.width - margin or y1 > self.plot.height - margin:
             return False
-        if len(self.discs):
-            d = self.discs
-            near = d[(d[:, 0] + d[:, 2] > x_lo) & (d[:, 0] - d[:, 2] < x_hi)
-                     & (d[:, 1] + d[:, 2] > y_lo) & (d[:, 1] - d[:, 2] < y_hi)]
-            for cx, cy, r in near:
-                if overlaps(quad, box(cx, cy, 2 * r, 2 * r)):
-                    return False
-        if not self.boxes:
-            return True
-        # only boxes whose hulls meet this one's can overlap it: the exact test runs on those alone
-        h = self.hulls
-        near_boxes = np.flatnonzero((h[:, 0] < x_hi) & (h[:, 2] > x_lo) & (h[:, 1] < y_hi) & (h[:, 3] > y_lo))
-        return not any(overlaps(quad, self.boxes[i]) for i in near_boxes)
+        hulls, upright, reach, cells = self._hull_rows, self._upright_rows, self._reach, self._cells
+        j0, j1 = int(y0 // CELL_PX), int(y1 // CELL_PX) + 1
+        for i in range(int(x0 // CELL_PX), int(x1 // CELL_PX) + 1):
+            for j in range(j0, j1):
+                for k in cells.get((i, j), ()):
+                    hx0, hy0, hx1, hy1 = hulls[k]
+                    if not (hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0):
+                        continue
+                    if upright[k] and min(x1 - hx0, hx1 - x0, y1 - hy0, hy1 - y0) > reach:
+                        return False
+                    if quad is None:
+                        quad = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+                    if overlaps(quad, self._quads[k]):
+                        return False
+        return True
+
+    def first_free(self, quads: np.ndarray, margin: float = 1.0) -> int | None:
+        """Index of the first of `quads` (k×4×2) that `free` takes, or None: the answer of trying them one by one."""
+        lo, hi = quads.min(axis=1), quads.max(axis=1)
+        inside = np.flatnonzero((lo[:, 0] >= margin) & (lo[:, 1] >= margin) & (hi[:, 0] <= self.plot.width - margin)
+                                & (hi[:, 1] <= self.plot.height - margin))
+        if not len(inside):
+            return None
+        lo, hi = lo[inside], hi[inside]
+        h = self._hulls[:self._count]
+        # only obstacles whose hulls meet a candidate's can overlap it: first those near any candidate, then pairs
+        near = np.flatnonzero((h[:, 0] < hi[:, 0].max()) & (h[:, 2] > lo[:, 0].min())
+                              & (h[:, 1] < hi[:, 1].max()) & (h[:, 3] > lo[:, 1].min()))
+        if not len(near):
+            return int(inside[0])
+        hn = h[near]
+        meet = ((hn[None, :, 0] < hi[:, None, 0]) & (hn[None, :, 2] > lo[:, None, 0])
+                & (hn[None, :, 1] < hi[:, None, 1]) & (hn[None, :, 3] > lo[:, None, 1]))
+        candidate, obstacle = np.nonzero(meet)
+        blocked = np.zeros(len(inside), dtype=bool)
+        if len(candidate):
+            obstacle = near[obstacle]
+            a_lo, a_hi, b = lo[candidate], hi[candidate], self._hulls[obstacle]
+            gap = np.minimum(np.minimum(a_hi[:, 0] - b[:, 0], b[:, 2] - a_lo[:, 0]),
+                             np.minimum(a_hi[:, 1] - b[:, 1], b[:, 3] - a_lo[:, 1]))
+            mine = quads[inside[candidate]]
+            hit = (gap > self._reach) & _upright(mine) & self._upright[obstacle]
+            unsure = np.flatnonzero(~hit)
+            if len(unsure):
+                hit[unsure] = _overlapping(mine[unsure], self._quads[obstacle[unsure]])
+            blocked[candidate[hit]] = True
+        free = np.flatnonzero(~blocked)
+        return int(inside[free[0]]) if len(free) else None
 
     def take(self, quad: np.ndarray) -> None:
+        quad = np.asarray(quad, dtype=float)
+        k = self._count
+        if k == len(self._quads):
+            self._quads = np.concatenate([self._quads, np.empty_like(self._quads)])
+            self._hulls = np.concatenate([self._hulls, np.empty_like(self._hulls)])
+            self._upright = np.concatenate([self._upright, np.empty_like(self._upright)])
         self.boxes.append(quad)
-        self.hulls = np.vstack([self.hulls, np.concatenate([quad.min(axis=0), quad.max(axis=0)])])
+        self._quads[k] = quad
+        self._hulls[k] = np.concatenate([quad.min(axis=0), quad.max(axis=0)])
+        self._upright[k] = _upright(quad[None])[0]
+        hull = tuple(self._hulls[k].tolist())
+        self._hull_rows.append(hull)
+        self._upright_rows.append(bool(self._upright[k]))
+        self._register(k, hull)
+        self._reach = max(self._reach, _ROUNDING_REACH * (1.0 + max(abs(v) for v in hull)))
+        self._count = k + 1
 
 
 def place_roof_label(board: Board, text: str, start: tuple[float, float], end: tuple[float, float],
                      font_size: float, prefer_end: bool) -> tuple[float, float, float] | None:
     """Centre (px, py) and screen angle of a label lying just above the segment start→end (pixels), or None.
 
-    Candidates run along the segment from the preferred end; each sits half a text height above the line.
+    Candidates run along the segment from the preferred end; each sits half a text height above the line (then,
+    when no spot above is free, below it). All are tested at once: `Board.first_free`.
     """
     (x0, y0), (x1, y1) = start, end
     length = math.hypot(x1 - x0, y1 - y0)
@@ -133,31 +273,34 @@ def place_roof_label(board: Board, text: str, start: tuple[float, float], end: t
     if ny > 0:
         nx, ny = -nx, -ny
     steps = np.linspace(0.97, 0.03, 48) if prefer_end else np.linspace(0.03, 0.97, 48)
-    for offset in (h / 2 + 2, -(h / 2 + 2)):  # above the line first, then below it
-        for t in steps:
-            along = t * length
-            if along < w / 2 or along > length - w / 2:
-                continue
-            cx, cy = x0 + ux * along + nx * offset, y0 + uy * along + ny * offset
-            quad = box(cx, cy, w, h, degrees)
-            if board.free(quad):
-                board.take(quad)
-                return cx, cy, degrees
-    return None
+    along = steps * length
+    along = along[(along >= w / 2) & (along <= length - w / 2)]
+    offsets = np.repeat([h / 2 + 2, -(h / 2 + 2)], len(along))  # above the line first, then below it
+    along = np.tile(along, 2)
+    cx, cy = x0 + ux * along + nx * offsets, y0 + uy * along + ny * offsets
+    quads = boxes(cx, cy, w, h, degrees)
+    first = board.first_free(quads) if len(quads) else None
+    if first is None:
+        return None
+    board.take(quads[first])
+    return float(cx[first]), float(cy[first]), degrees
 
 
 def place_rank(board: Board, text: str, anchors: Sequence[tuple[float, float, float]],
                font_size: float) -> tuple[float, float] | None:
     """Centre of a rank number beside one of its kernel's points (px, py, radius), or None when all are taken."""
     w, h = text_size(text, font_size, "bold")
+    half_w, half_h = w / 2, h / 2
     for cx, cy, r in anchors:
+        cx, cy, r = float(cx), float(cy), float(r)  # plain floats: the same arithmetic, a third of the cost
         for distance in (1.0, 5.0):
             d = r + distance
             for dx, dy in ((d + w / 2, 0), (0, -(d + h / 2)), (-(d + w / 2), 0), (0, d + h / 2),
                            (d + w / 2 - 2, -(d + h / 2 - 2)), (-(d + w / 2 - 2), -(d + h / 2 - 2)),
                            (d + w / 2 - 2, d + h / 2 - 2), (-(d + w / 2 - 2), d + h / 2 - 2)):
-                quad = box(cx + dx, cy + dy, w, h)
-                if board.free(quad):
-                    board.take(quad)
-                    return cx + dx, cy + dy
+                x, y = cx + dx, cy + dy
+                # the corners `box(x, y, w, h)` has, exactly (at 0 degrees they are the centre ± half the size)
+                if board._free_upright(x - half_w, y - half_h, x + half_w, y + half_h):
+                    board.take(box(x, y, w, h))
+                    return x, y
     return None

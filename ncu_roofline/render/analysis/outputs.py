@@ -3,17 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ...core.errors import InputError
-from ...core.parquet import parquet_bytes
 from ..bundle import OutputSet, prepare_outdir
-from ..chart_files import chart_payloads
-from .chart import ChartContext, roofline_spec
-from .instruction_chart import has_instruction_data, instruction_roofline_spec
+
+if TYPE_CHECKING:  # pandas and the chart are imported when outputs are made: the CLI reads the names below first
+    import pandas as pd
+
+    from .chart import ChartContext
 
 CHART_FORMATS = ("vl.json", "html", "svg", "png")
 EXTRA_FORMATS = ("svg", "png")  # what --format may ask for; vl.json and html are always written
@@ -45,6 +45,10 @@ def stage_outputs(outdir: Path, outputs: OutputSet, *, launches: pd.DataFrame, k
     earlier run that this one does not write (`roofline.png` without --format png) goes at commit."""
     from dataclasses import replace
 
+    from ...core.parquet import parquet_bytes
+    from ..chart_files import chart_payloads
+    from .chart import roofline_spec
+    from .instruction_chart import has_instruction_data, instruction_roofline_spec
     from .precision_view import precision_view
 
     views = {p: precision_view(kernels, p) for p in precisions}  # a bad --precision fails before writing
