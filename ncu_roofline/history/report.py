@@ -39,6 +39,7 @@ class History:
     gates: list[GateResult]
     gate_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     options: dict[str, object] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # runs left out of the history (damaged, ambiguous), one line each
 
     @property
     def passed(self) -> bool:
@@ -70,7 +71,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     pattern = _regex(kernel)
     if last is not None and last < 1:
         raise InputError(None, f"--last must be at least 1, not {last}")
-    con = connect(Path(directory))
+    notes: list[str] = []
+    con = connect(Path(directory), notes=notes)
     try:
         runs = read_runs(con, labels=labels, last=last)
         if runs.empty:
@@ -108,7 +110,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
         tables[gate.text] = table
     options = {"kernel": kernel, "last": last, "labels": dict(labels or {}), "window": band.window,
                "band": band.band, "k": band.k, "min_time_s": float(min_time_s), "gates": [g.text for g in parsed]}
-    return History(runs=runs, series=series, summary=summary, gates=results, gate_tables=tables, options=options)
+    return History(runs=runs, series=series, summary=summary, gates=results, gate_tables=tables, options=options,
+                   notes=notes)
 
 
 def _totals(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
