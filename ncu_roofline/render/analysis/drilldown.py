@@ -6,7 +6,6 @@ with their source, and its status in full. Reads only the tables `analyze -o` wr
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +15,7 @@ from rich.text import Text
 
 from ...core.errors import InputError
 from ...core.kernel_labels import display_name
+from ...core.patterns import compile_regex
 from ...core.vocabulary import ALL_TERMS, LEVELS, ai_column, bytes_column, def_column, display
 from ..numbers import format_number, format_si
 from ..safe_text import for_terminal
@@ -29,12 +29,9 @@ def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
     if key.isdigit():
         hit = kernels[kernels["rank"] == int(key)]
     else:
-        try:
-            pattern = re.compile(key)
-        except re.error as error:
-            raise InputError(None, f"KERNEL {key!r} is neither a rank nor a regular expression: {error}") from None
+        pattern = compile_regex(key, f"KERNEL {key!r} is neither a rank nor a regular expression:")
         names = [f"{n}\n{display_name(str(n))}" for n in kernels["kernel_name"]]
-        hit = kernels[[pattern.search(n) is not None for n in names]]
+        hit = kernels[[pattern.search(n) for n in names]]
     if hit.empty:
         raise InputError(None, f"no kernel group matches {key!r} (ranks 1..{len(kernels)})")
     if len(hit) > 1:
