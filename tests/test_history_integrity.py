@@ -273,7 +273,7 @@ def test_real_sigkills_during_replace_leave_the_old_run_or_the_new(tmp_path, exa
             time.sleep(0.01)
         time.sleep(rng.uniform(0.0, 0.6))  # somewhere in the three renames, or just after them
         writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=30)
+        writer.communicate(timeout=30)  # reaps it and closes its pipe
         notes: list[str] = []
         runs = _per_run(tmp_path, notes)
         assert notes == []

@@ -84,6 +84,7 @@ def test_sigints_from_outside_during_the_renames_leave_the_whole_new_set(tmp_pat
             assert proc.wait(timeout=60) == 130, rest
         finally:
             proc.kill()
+            proc.communicate()  # closes the pipe
         assert rest.strip().splitlines() == ["ncu-roofline: interrupted"]
         after = _snapshot(out)
         assert after == new and after != old, attempt  # the new set, byte for byte: no old roofline.svg beside it
