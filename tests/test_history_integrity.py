@@ -287,3 +287,20 @@ def test_real_sigkills_during_replace_leave_the_old_run_or_the_new(tmp_path, exa
     assert result.exit_code == 0 and "0 left out" in result.stdout
     assert all(len(_parts(tmp_path, t, "r1")) == 1 for t in ("kernels", "launches"))
     assert not [p for p in tmp_path.rglob(".*") if p.is_file()]
+
+
+def test_a_damaged_manifest_is_named_and_repair_keeps_its_parts(tmp_path, example):
+    for run_id in ("good", "bad"):
+        append_analysis(tmp_path, example, run_id=run_id)
+    (tmp_path / "runs" / "bad.json").write_text("{not json")
+    result = runner.invoke(app, ["history", str(tmp_path), "--rows", "0"])
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [f"ncu-roofline: note: {tmp_path}: run 'bad' left out: runs/bad.json cannot "
+                                          "be read (JSONDecodeError)"]
+    _assert_whole(_per_run(tmp_path), {"good"})
+    repaired = runner.invoke(app, ["history", str(tmp_path), "--repair"])
+    assert repaired.exit_code == 0 and "0 files removed, 1 left out" in repaired.stdout
+    assert all(len(_parts(tmp_path, t, "bad")) == 1 for t in ("kernels", "launches"))  # nothing of it deleted
+    refused = runner.invoke(app, ["analyze", str(EXAMPLE), "--rows", "0", "--history", str(tmp_path), "--run-id",
+                                  "bad"])
+    assert refused.exit_code == 2 and "run id 'bad' is already in the history" in refused.stderr

@@ -151,11 +151,11 @@ def _candidate_parts(directory: Path, only: str | None, listing: Listing,
 
 def _take_manifest_run(directory: Path, run_id: str, parts: dict[str, str] | None,
                        here: dict[str, list[Path]], listing: Listing) -> None:
-    named = {table: run_folder(directory, table, run_id) / name for table, name in (parts or {}).items()}
+    if parts is None:  # a damaged manifest: its run is left out (named), and nothing of it is garbage to repair
+        return
+    named = {table: run_folder(directory, table, run_id) / name for table, name in parts.items()}
     for table in TABLES:  # everything else in the run's folders is uncommitted or superseded
         listing.orphans += [p for p in here.get(table, []) if named.get(table) != p]
-    if parts is None:
-        return
     for table in TABLES:
         problem = check_part(named[table], run_id)[1]
         if problem:
