@@ -248,43 +248,46 @@ def _pause_hook():
 # ------------------------------------------------------------------------------------------------------ reading
 
 
-def connect(directory: Path, *, notes: list[str] | None = None):
+def connect(directory: Path, *, notes: list[str] | None = None, tables: tuple[str, ...] = TABLES):
     """An in-memory DuckDB connection with views `kernels` and `launches` over the committed runs in `directory`.
 
     Each run is checked (`history/commits.py`); one that fails is left out and named in `notes` (one line each).
     Columns are unified by name (a run written by a newer version with an extra column reads as null in older
     runs); `run_id` is always text, the last column. The tables are read here (pyarrow, file by file: no path is
-    ever a glob pattern), so the connection needs no file access afterwards (`run_sql` locks it).
+    ever a glob pattern), so the connection needs no file access afterwards (`run_sql` locks it). Only `tables`
+    are read (`history` needs the kernels only); the others are empty views, though every run's parts are checked.
     """
     import duckdb
 
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(directory, "no such history folder")
-    tables, problems = _read_committed(directory)
+    read, runs, problems = _read_committed(directory, tables)
     if notes is not None:
         notes.extend(f"{directory}: {line}" for line in problems)
-    if not tables["kernels"]:
+    if not runs:
         detail = f"; {len(problems)} left out, first: {problems[0]}" if problems else ""
         raise InputError(directory, f"holds no runs (no committed run in runs/*.json or kernels/run_id=*/){detail}")
     con = duckdb.connect()
     for name in TABLES:
-        con.register(name, _union(tables[name], directory, name))
+        con.register(name, _union(read[name], directory, name))
     return con
 
 
-def _read_committed(directory: Path) -> tuple[dict[str, list], list[str]]:
-    """Per table, one Arrow table per committed run (run id in a `run_id` column); and the runs left out."""
+def _read_committed(directory: Path, wanted: tuple[str, ...]) -> tuple[dict[str, list], int, list[str]]:
+    """Per table in `wanted`, one Arrow table per committed run (run id in a `run_id` column); the number of runs
+    read; and the runs left out."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     listing = list_runs(directory)
     problems = list(listing.problems)
     tables: dict[str, list] = {name: [] for name in TABLES}
+    count = 0
     for run_id, run in sorted(listing.runs.items()):
         for attempt in range(3):
             try:
-                read = {name: pq.read_table(run.parts[name]).replace_schema_metadata(None) for name in TABLES}
+                read = {name: pq.read_table(run.parts[name]).replace_schema_metadata(None) for name in wanted}
                 break
             except FileNotFoundError:  # a --replace committed meanwhile and removed the old parts: look again
                 run = list_runs(directory, only=run_id).runs.get(run_id)
@@ -299,10 +302,10 @@ def _read_committed(directory: Path) -> tuple[dict[str, list], list[str]]:
                 break
         if read is None:
             continue
-        for name in TABLES:
-            table = read[name]
+        count += 1
+        for name, table in read.items():
             tables[name].append(table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string())))
-    return tables, problems
+    return tables, count, problems
 
 
 def _union(parts: list, directory: Path, name: str):
