@@ -4,6 +4,7 @@ Layout (what DuckDB, Polars, pyarrow and Spark read as it is)::
 
     DIR/kernels/run_id=<ID>/part-<uuid>.parquet     one row per kernel group of the run
     DIR/launches/run_id=<ID>/part-<uuid>.parquet    one row per launch of the run
+    DIR/runs/<ID>.json                              the run's manifest: which two parts are the run (commits.py)
 
 `run_id` lives only in the folder name (the Hive partition), never in the files: Spark refuses a column that is in
 both. Beside the kernel and launch tables' own columns every row carries the run's context:
