@@ -6,8 +6,9 @@ system). Only when every file is staged does `commit` rename them all into place
 run that this one does not write (a `roofline.svg` from an earlier `--format svg`), with SIGINT and SIGTERM held
 back for those few renames: blocked in the calling thread, and their Python handlers swapped for one that only
 notes the signal, so a signal the kernel hands to any other thread (Arrow's, Dask's) cannot raise mid-rename
-either; a noted signal is raised again, with the usual handler, once the last rename is done. Anything that stops the run earlier (bad input, a full disk, Ctrl-C, SIGTERM) removes
-the staged files and leaves the previous set untouched.
+either; a noted signal is raised again, with the usual handler, once the last rename is done. Anything that stops
+the run earlier (bad input, a full disk, Ctrl-C, SIGTERM) removes the staged files and leaves the previous set
+untouched.
 
 Why not a temporary folder swapped into place: `-o DIR` may be a folder that holds other files (the inputs, say),
 which a folder swap would move away. What remains is the renames themselves: a SIGKILL or power loss in the
