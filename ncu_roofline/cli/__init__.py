@@ -28,8 +28,8 @@ from .model import ceilings_compare, model_app  # noqa: E402  (the analytic comm
 app.add_typer(model_app, name="model")
 ceilings_app.command("compare")(ceilings_compare)
 
-from .common import (GROUP_BY_HELP, GuardedStdout, StdoutFailed, _formats, _precisions, chart_link,  # noqa: E402
-                     grouping, on_sigterm, stderr, stdout, user_errors)
+from .common import (GROUP_BY_HELP, GuardedStdout, StdoutClosed, StdoutFailed, _formats,  # noqa: E402
+                     _precisions, chart_link, grouping, on_sigterm, stderr, stdout, user_errors)
 
 
 @app.command()
@@ -369,8 +369,12 @@ def main() -> None:
                 guarded.flush()
             except StdoutFailed as error:
                 code = _stdout_failed(error)
+            except StdoutClosed:
+                code = 128 + 13
     except StdoutFailed as error:  # raised outside a command's user_errors (typer's own output)
         code = _stdout_failed(error)
+    except StdoutClosed:
+        code = 128 + 13  # SIGPIPE's exit code, as `yes | head` gives
     except KeyboardInterrupt:
         code = 130
     except BaseException:  # a bug: show it as the interpreter would, then leave the same way

@@ -48,6 +48,10 @@ class StdoutFailed(InputError):
     """A write to standard output failed (`> /dev/full`, a closed pipe, an I/O error): exit 2 with one line."""
 
 
+class StdoutClosed(Exception):
+    """The reader of standard output went away (EPIPE): the CLI exits 141 (128 + SIGPIPE) without a word."""
+
+
 class GuardedStdout:
     """sys.stdout as the CLI uses it: a failed write or flush raises `StdoutFailed` once, and later writes are
     dropped (nothing more can reach that stream, and the exit must not fail a second time)."""
@@ -69,6 +73,8 @@ class GuardedStdout:
             return call()
         except (OSError, ValueError) as exc:  # ValueError: the stream was closed
             self.failed = True
+            if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): nothing to say, as SIGPIPE would
+                raise StdoutClosed() from None
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
             raise StdoutFailed(None, f"cannot write to standard output: {reason}") from None
 
