@@ -214,3 +214,19 @@ def test_a_raw_page_of_100040_columns_is_read(tmp_path):
     assert len(analysis.launches) == 6 and len(analysis.kernels) == 5
     # 850.5 + 120.25 + 119.75 + 410.0 + 45.5 + 80.0 = 1626 µs
     assert analysis.launches["time_s"].sum() == pytest.approx(1626e-6, rel=1e-12)
+
+
+def test_a_reader_that_left_ends_the_run_quietly():
+    import os
+
+    from conftest import FIXTURES
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ncu_roofline.cli", "analyze",
+                               str(FIXTURES / "example_h100_raw.csv"), "--json", "-"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")  # 128 + SIGPIPE, as the shell reports `yes | head`
