@@ -7,6 +7,7 @@ times 410, 850, 240, 45, 80 µs; roofline fractions 0.184, 0.629, 0.824, 0.362, 
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_a_filter_that_keeps_nothing_or_is_no_regex_is_refused():
 
 @pytest.mark.parametrize("width", [100, 120])
 def test_terminal_table_keeps_every_number_and_the_rank_at_any_width(example, width):
-    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console = Console(width=width, record=True, file=io.StringIO())
     console.print(kernel_summary_table(example.kernels, top=5, width=width))
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= width

@@ -161,7 +161,8 @@ def test_spec_keys_and_units(table):
 def test_table_covers_every_reference_row():
     if not REFERENCE_CSV.is_file():
         pytest.skip("reference CSV not available outside the project workspace")
-    reference = list(csv.DictReader(REFERENCE_CSV.open(encoding="utf-8")))
+    with REFERENCE_CSV.open(encoding="utf-8") as handle:
+        reference = list(csv.DictReader(handle))
     by_name = {r["name"]: r for r in tomllib.loads(TABLE_PATH.read_text(encoding="utf-8"))["gpu"]}
     assert set(by_name) >= {r["gpu_name"] for r in reference}  # the table may hold more GPUs than the CSV
     for ref in reference:

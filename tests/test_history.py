@@ -108,7 +108,7 @@ def test_a_killed_writer_leaves_no_visible_part(tmp_path, example):
         assert writer.poll() is None and time.monotonic() < deadline, "the writer never started its first part"
         time.sleep(0.05)
     writer.send_signal(signal.SIGKILL)
-    writer.wait(timeout=30)
+    writer.communicate(timeout=30)  # reaps it and closes its pipes
     leftovers = [p.name for p in hidden.iterdir()]
     assert leftovers and all(name.startswith(".") for name in leftovers)  # hidden from every reader
     assert not list(tmp_path.glob("*/run_id=killed/part-*.parquet"))

@@ -52,7 +52,7 @@ def test_read_points_csv_and_toml(tmp_path, points_csv):
     ("name,flop\nx,1\n", "line 1: header lacks bytes"),
     ("name,flop,bytes\nx,1,2\ny,abc,2\n", "line 3: flop must be a number"),
     ("name,flop,bytes\nx,1,0\n", "line 2: bytes must be a positive number"),
-    ("name,flop,bytes,kernel\nx,1,2,(unclosed\n", "line 2: kernel '(unclosed' is not a valid regex"),
+    ("name,flop,bytes,kernel\nx,1,2,(unclosed\n", "line 2: kernel '(unclosed' is not a regular expression (missing ): (unclosed"),
     ("name,flop,bytes,roof\nx,1,2,tensor_fp9\n", "line 2: unknown roof 'tensor_fp9'"),
     ("name,flop,bytes\nx,1,2\nx,3,4\n", "line 3: duplicate point name 'x'"),
     ("name,flop,bytes\nx,1,2,3\n", "line 2: 4 fields, the header has 3"),

@@ -64,6 +64,7 @@ def test_a_signal_mid_write_leaves_the_previous_set_whole(tmp_path, pause_after,
         assert proc.wait(timeout=60) == code, rest
     finally:
         proc.kill()
+        proc.communicate()  # closes the pipe
     assert rest.strip().splitlines() == [said]
     assert snapshot(out) == before  # old set, byte for byte: no new file, no temporary file
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

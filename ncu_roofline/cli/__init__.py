@@ -28,7 +28,8 @@ from .model import ceilings_compare, model_app  # noqa: E402  (the analytic comm
 app.add_typer(model_app, name="model")
 ceilings_app.command("compare")(ceilings_compare)
 
-from .common import GROUP_BY_HELP, _formats, _precisions, chart_link, grouping, on_sigterm, stderr, stdout, user_errors  # noqa: E402
+from .common import (GROUP_BY_HELP, GuardedStdout, StdoutClosed, StdoutFailed, _formats,  # noqa: E402
+                     _precisions, chart_link, grouping, on_sigterm, stderr, stdout, user_errors)
 
 
 @app.command()
@@ -386,10 +387,23 @@ def main() -> None:
     """
     code: int = 0
     signal.signal(signal.SIGTERM, on_sigterm)
+    guarded = sys.stdout = GuardedStdout(sys.stdout)
     try:
         app()
+        guarded.flush()  # buffered output that cannot be written is a failure, not a silent loss
     except SystemExit as done:
         code = _exit_code(done.code)
+        if code != 2:
+            try:
+                guarded.flush()
+            except StdoutFailed as error:
+                code = _stdout_failed(error)
+            except StdoutClosed:
+                code = 128 + 13
+    except StdoutFailed as error:  # raised outside a command's user_errors (typer's own output)
+        code = _stdout_failed(error)
+    except StdoutClosed:
+        code = 128 + 13  # SIGPIPE's exit code, as `yes | head` gives
     except KeyboardInterrupt:
         code = 130
     except BaseException:  # a bug: show it as the interpreter would, then leave the same way
@@ -398,6 +412,11 @@ def main() -> None:
         traceback.print_exc()
         code = 1
     _leave(code)
+
+
+def _stdout_failed(error: StdoutFailed) -> int:
+    print(f"ncu-roofline: error: {error.line()}", file=sys.stderr)
+    return 2
 
 
 def _exit_code(code: object) -> int:

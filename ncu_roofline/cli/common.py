@@ -44,6 +44,44 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+class StdoutFailed(InputError):
+    """A write to standard output failed (`> /dev/full`, a closed pipe, an I/O error): exit 2 with one line."""
+
+
+class StdoutClosed(Exception):
+    """The reader of standard output went away (EPIPE): the CLI exits 141 (128 + SIGPIPE) without a word."""
+
+
+class GuardedStdout:
+    """sys.stdout as the CLI uses it: a failed write or flush raises `StdoutFailed` once, and later writes are
+    dropped (nothing more can reach that stream, and the exit must not fail a second time)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        return self._guard(lambda: self._stream.write(text), len(text))
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush, None)
+
+    def _guard(self, call, dropped):
+        if self.failed:
+            return dropped
+        try:
+            return call()
+        except (OSError, ValueError) as exc:  # ValueError: the stream was closed
+            self.failed = True
+            if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): nothing to say, as SIGPIPE would
+                raise StdoutClosed() from None
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+            raise StdoutFailed(None, f"cannot write to standard output: {reason}") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C, so that every `finally` and cleanup runs for it too."""
 

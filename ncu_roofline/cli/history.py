@@ -37,7 +37,12 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Gate only kernels whose newest time is "
                                                                         "at least this many seconds."),
         sql: Optional[str] = typer.Option(None, "--sql", help="Run this SQL over views `kernels` and `launches` "
-                                                              "and print the result."),
+                                                              "and print the result. Sandboxed: the query sees "
+                                                              "those views only, no file or network access "
+                                                              "(read_csv, COPY TO, ATTACH are refused)."),
+        repair: bool = typer.Option(False, "--repair", help="Remove temporary files and uncommitted parts left by "
+                                                            "killed writers, commit old-layout runs with a manifest; "
+                                                            "run it while no writer is active."),
         rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
         top: int = typer.Option(10, "--top", min=1, help="Kernels drawn in the chart."),
         out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write history.parquet, .json, the chart."),
@@ -54,6 +59,9 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
             gates = parse_gates(fail_on)
             labels = parse_labels(label)
             options = BandOptions(window=window, band=band, k=k)
+            if repair:
+                _repair(directory, stdout, stderr)
+                return
             if sql is not None:
                 _print_sql(directory, sql, json_out, stdout, emit)
                 return
@@ -63,6 +71,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
 
             result = load_history(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=options,
                                   min_time_s=min_time)
+            _print_notes(result.notes, stderr)
             metadata = result.metadata()
             time_wide = wide_values(result.series, "time_s", len(result.runs))
             written = []
@@ -157,7 +166,9 @@ def _print_sql(directory: Path, query: str, json_out: Optional[Path], console: C
     from ..render.history.console import print_frame
     from ..render.history.json_summary import frame_json
 
-    con = connect(directory)
+    notes: list[str] = []
+    con = connect(directory, notes=notes)
+    _print_notes(notes, None)
     try:
         frame = run_sql(con, query)
     finally:
@@ -165,3 +176,29 @@ def _print_sql(directory: Path, query: str, json_out: Optional[Path], console: C
     emit(json_out, lambda: frame_json(frame), [])
     if str(json_out) != "-":
         print_frame(frame, console=console)
+
+
+def _print_notes(notes: list[str], stderr: Optional[Console]) -> None:
+    """Runs left out of the history (damaged, ambiguous), one line each on stderr: never silently."""
+    from ..render.safe_text import for_terminal
+
+    for note in notes:
+        if stderr is None:
+            print(f"ncu-roofline: note: {for_terminal(note)}", file=sys.stderr)
+        else:
+            stderr.print(f"ncu-roofline: note: {for_terminal(note)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _repair(directory: Path, stdout: Console, stderr: Console) -> None:
+    from ..history.store import repair_history
+    from ..render.safe_text import for_terminal
+
+    removed, migrated, after = repair_history(directory)
+    for path in removed:
+        stdout.print(f"removed {for_terminal(path)}", markup=False, highlight=False, soft_wrap=True)
+    for run_id in migrated:
+        stdout.print(f"committed run {for_terminal(run_id)} (an old-layout run) with its manifest", markup=False,
+                     highlight=False, soft_wrap=True)
+    _print_notes(after.problems, stderr)
+    stdout.print(f"repair: {len(after.runs)} runs committed, {len(removed)} files removed, "
+                 f"{len(after.problems)} left out", markup=False, highlight=False)

@@ -8,7 +8,6 @@ chart.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.patterns import Pattern, compile_regex
 from ..pipeline.gates import Gate, GateResult, parse_gate
 from ..pipeline.totals import run_totals
 from .bands import BandOptions, bands, judge
@@ -39,6 +39,7 @@ class History:
     gates: list[GateResult]
     gate_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     options: dict[str, object] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # runs left out of the history (damaged, ambiguous), one line each
 
     @property
     def passed(self) -> bool:
@@ -70,7 +71,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     pattern = _regex(kernel)
     if last is not None and last < 1:
         raise InputError(None, f"--last must be at least 1, not {last}")
-    con = connect(Path(directory))
+    notes: list[str] = []
+    con = connect(Path(directory), notes=notes, tables=("kernels",))  # the launches are not needed here
     try:
         runs = read_runs(con, labels=labels, last=last)
         if runs.empty:
@@ -83,7 +85,7 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     totals = _totals(series, runs) if any(g.scope == "total" for g in parsed) else None
     if pattern is not None:
         names = series["kernel_name"].fillna("").astype(str)
-        series = series[names.str.contains(pattern)].reset_index(drop=True)
+        series = series[names.map(pattern.search).to_numpy(dtype=bool)].reset_index(drop=True)
         if series.empty:  # a typo must not pass a gate with nothing checked
             raise InputError(directory, f"no kernel name matches --kernel {kernel!r}")
     summary = summarise(series, runs)
@@ -108,7 +110,8 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
         tables[gate.text] = table
     options = {"kernel": kernel, "last": last, "labels": dict(labels or {}), "window": band.window,
                "band": band.band, "k": band.k, "min_time_s": float(min_time_s), "gates": [g.text for g in parsed]}
-    return History(runs=runs, series=series, summary=summary, gates=results, gate_tables=tables, options=options)
+    return History(runs=runs, series=series, summary=summary, gates=results, gate_tables=tables, options=options,
+                   notes=notes)
 
 
 def _totals(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -118,10 +121,5 @@ def _totals(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         ai_dram=np.nan)  # no run-wide intensity: a total:ai_dram gate is skipped
 
 
-def _regex(text: str | None) -> re.Pattern | None:
-    if not text:
-        return None
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise InputError(None, f"--kernel {text!r}: not a regular expression ({exc})") from None
+def _regex(text: str | None) -> Pattern | None:
+    return compile_regex(text, f"--kernel {text!r}") if text else None

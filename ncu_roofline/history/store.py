@@ -4,6 +4,7 @@ Layout (what DuckDB, Polars, pyarrow and Spark read as it is)::
 
     DIR/kernels/run_id=<ID>/part-<uuid>.parquet     one row per kernel group of the run
     DIR/launches/run_id=<ID>/part-<uuid>.parquet    one row per launch of the run
+    DIR/_runs/<ID>.json                             the run's manifest: which two parts are the run (commits.py)
 
 `run_id` lives only in the folder name (the Hive partition), never in the files: Spark refuses a column that is in
 both. Beside the kernel and launch tables' own columns every row carries the run's context:
@@ -17,11 +18,12 @@ both. Beside the kernel and launch tables' own columns every row carries the run
 - `launch_order` (kernels only): the position of the group's first launch in its run, which `compare`'s matching
   uses to pair kernels that share name and launch shape.
 
-Writes are safe for any number of concurrent writers on one folder: a part is written under a hidden temporary
-name (`.part-<uuid>.parquet.<random>.tmp`, which the readers' `part-*.parquet` glob and Spark/pyarrow's hidden-file
-rule never see) and renamed into place; nothing is ever rewritten. The launches part is renamed first and the
-kernels part last, so a run is complete once its kernels part is visible. `replace=True` writes the new parts
-first, then removes the run's old ones.
+Writes are safe for any number of concurrent writers on one folder, and a run is one committed unit: each part
+is written under a hidden temporary name (`.part-<uuid>.parquet.<random>.tmp`) and renamed into place, then the
+run is committed by one atomic rename of its manifest `_runs/<ID>.json` naming its two parts; `replace=True` renames
+a new manifest over the old one and only then removes the old parts. ncu-roofline reads only committed runs, each
+checked (`history/commits.py`); other engines reading the `part-*.parquet` glob directly see uncommitted parts of
+killed writers too until `history DIR --repair` removes them.
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ import pandas as pd
 
 from ..compare.match import launch_order
 from ..core.errors import InputError
-from ..core.files import write_atomic
+from ..core.files import stage_temporary, write_atomic
 from ..core.parquet import parquet_bytes
+from .commits import PART_VERSION, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
 
-TABLES = ("kernels", "launches")
 PART_GLOB = "part-*.parquet"
 RUN_COLUMNS = ("run_time", "labels", "gpu", "tool_version", "inputs")
-HISTORY_SCHEMA_VERSION = "1"
+HISTORY_SCHEMA_VERSION = PART_VERSION
 _RUN_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,199}$")
 _LABEL_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 # Test hook: seconds to sleep between writing a part's temporary file and renaming it (a writer killed then must
@@ -93,11 +95,8 @@ def parse_labels(texts: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 
 def run_ids(directory: Path) -> set[str]:
-    """The run ids that have a visible kernels part in `directory`."""
-    root = Path(directory) / "kernels"
-    if not root.is_dir():
-        return set()
-    return {p.parent.name.removeprefix("run_id=") for p in root.glob(f"run_id=*/{PART_GLOB}")}
+    """The run ids committed in `directory` (whole and readable)."""
+    return set(list_runs(Path(directory)).runs)
 
 
 def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, replace: bool = False
@@ -113,8 +112,14 @@ def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, repla
 
 def refuse_existing(directory: Path, run_id: str) -> None:
     """Fail early (before a long read) when `run_id` is already in the history."""
-    if any(any((Path(directory) / name / f"run_id={run_id}").glob(PART_GLOB)) for name in TABLES):
+    if _taken(Path(directory), run_id):
         _refuse(Path(directory), run_id)
+
+
+def _taken(directory: Path, run_id: str) -> bool:
+    """A committed run, or one that is there but damaged or ambiguous (a new run must not hide behind it)."""
+    listing = list_runs(directory, only=run_id)
+    return bool(listing.runs or listing.problems) or os.path.lexists(manifest_path(directory, run_id))
 
 
 def _refuse(directory: Path, run_id: str) -> None:
@@ -142,41 +147,84 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
               run_time: datetime | None = None, replace: bool = False) -> list[Path]:
     """Append one run (its kernel and launch tables) to the dataset in `directory`; return the two parts written.
 
-    An existing run id is refused unless `replace`, which removes the run's old parts only after the new ones are
-    in place. Two writers racing on the same new run id are not told apart (CI run ids are unique).
+    The parts are renamed into place first, then the run is committed by renaming its manifest into place (see the
+    module docstring). An existing run id is refused unless `replace`, which swaps the manifest and removes the
+    old parts after. Two writers racing on one new run id: the first manifest wins, the other is refused.
     """
     check_run_id(run_id)
     directory = Path(directory)
     run_time = run_time or datetime.now(timezone.utc)
     if run_time.tzinfo is None:
         raise ValueError("run_time must be timezone-aware")
-    folders = {name: directory / name / f"run_id={run_id}" for name in TABLES}
-    old = {name: sorted(folder.glob(PART_GLOB)) if folder.is_dir() else [] for name, folder in folders.items()}
-    if (old["kernels"] or old["launches"]) and not replace:
+    old = list_runs(directory, only=run_id)
+    if not replace and _taken(directory, run_id):
         _refuse(directory, run_id)
     file_meta = {**metadata, "ncu_roofline.history.schema_version": HISTORY_SCHEMA_VERSION,
                  "ncu_roofline.history.run_id": run_id}
     payloads = {name: _parquet(run_rows(frame, metadata=metadata, labels=labels or {}, run_time=run_time),
-                               file_meta)
+                               {**file_meta, "ncu_roofline.history.table": name})
                 for name, frame in (("kernels", kernels), ("launches", launches))}
     written: list[Path] = []
+    names = {name: f"part-{uuid.uuid4().hex}.parquet" for name in TABLES}
+    manifest = manifest_path(directory, run_id)
     try:
-        for name in ("launches", "kernels"):  # kernels last: a run is complete once its kernels part is visible
-            folder = folders[name]
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise InputError(folder, f"cannot create the history folder: {exc.strerror or exc}") from None
-            written.append(write_atomic(folder / f"part-{uuid.uuid4().hex}.parquet", payloads[name],
-                                        before_replace=_pause_hook()))
+        for name in ("launches", "kernels"):
+            folder = run_folder(directory, name, run_id)
+            _mkdir(folder)
+            written.append(write_atomic(folder / names[name], payloads[name], before_replace=_pause_hook()))
+        _mkdir(manifest.parent)
+        _commit(manifest, manifest_bytes(run_id, names), replace=replace)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    for name in ("kernels", "launches"):  # the old run disappears as a whole once its kernels part is gone
-        for path in old[name]:
-            path.unlink(missing_ok=True)
+    # committed: the old run's parts are garbage now
+    # (only the committed ones: a concurrent writer's uncommitted parts are not ours to remove)
+    for path in [p for run in old.runs.values() for p in run.parts.values()]:
+        if path not in written:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass  # left for `history --repair`; readers ignore it
     return written[::-1]
+
+
+def _mkdir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(folder, f"cannot create the history folder: {exc.strerror or exc}") from None
+
+
+def _commit(manifest: Path, payload: bytes, *, replace: bool) -> None:
+    """The one rename that commits a run. Without `replace`, a hard link makes it create-only, so of two writers
+    of one new run id exactly one commits; with it, os.replace swaps the old manifest for the new at once."""
+    if replace:
+        write_atomic(manifest, payload, before_replace=_pause_hook())
+        return
+    tmp = stage_temporary(manifest, payload)
+    try:
+        hook = _pause_hook()
+        if hook:
+            hook(tmp)
+        try:
+            os.link(tmp, manifest)
+        except FileExistsError:
+            _refuse(manifest.parent.parent, manifest.stem)
+        except OSError:  # a file system without hard links: the check before the write has to do
+            if os.path.lexists(manifest):
+                _refuse(manifest.parent.parent, manifest.stem)
+            os.replace(tmp, manifest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def repair_history(directory: Path):
+    """`history DIR --repair`: see `commits.repair`. Run it while no writer is active."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError(directory, "no such history folder")
+    return repair(directory, write_manifest=lambda path, payload: write_atomic(path, payload))
 
 
 def append_analysis(directory: Path, analysis, *, run_id: str, labels: Mapping[str, str] | None = None,
@@ -201,29 +249,78 @@ def _pause_hook():
 # ------------------------------------------------------------------------------------------------------ reading
 
 
-def connect(directory: Path):
-    """An in-memory DuckDB connection with views `kernels` and `launches` over the dataset in `directory`.
+def connect(directory: Path, *, notes: list[str] | None = None, tables: tuple[str, ...] = TABLES):
+    """An in-memory DuckDB connection with views `kernels` and `launches` over the committed runs in `directory`.
 
+    Each run is checked (`history/commits.py`); one that fails is left out and named in `notes` (one line each).
     Columns are unified by name (a run written by a newer version with an extra column reads as null in older
-    runs), and `run_id` is always text (Hive partition values would otherwise be guessed as numbers).
+    runs); `run_id` is always text, the last column. The tables are read here (pyarrow, file by file: no path is
+    ever a glob pattern), so the connection needs no file access afterwards (`run_sql` locks it). Only `tables`
+    are read (`history` needs the kernels only); the others are empty views, though every run's parts are checked.
     """
     import duckdb
 
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(directory, "no such history folder")
+    read, runs, problems = _read_committed(directory, tables)
+    if notes is not None:
+        notes.extend(f"{directory}: {line}" for line in problems)
+    if not runs:
+        detail = f"; {len(problems)} left out, first: {problems[0]}" if problems else ""
+        raise InputError(directory, f"holds no runs (no committed run in _runs/*.json or kernels/run_id=*/){detail}")
     con = duckdb.connect()
     for name in TABLES:
-        parts = directory / name
-        if any(parts.glob(f"run_id=*/{PART_GLOB}")):
-            pattern = str(parts / "*" / PART_GLOB).replace("'", "''")
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{pattern}', hive_partitioning = true, "
-                        f"union_by_name = true, hive_types = {{'run_id': VARCHAR}})")
-        elif name == "kernels":
-            raise InputError(directory, "holds no runs (no kernels/run_id=*/part-*.parquet)")
-        else:
-            con.execute(f"CREATE VIEW {name} AS SELECT NULL::VARCHAR AS run_id WHERE false")
+        con.register(name, _union(read[name], directory, name))
     return con
+
+
+def _read_committed(directory: Path, wanted: tuple[str, ...]) -> tuple[dict[str, list], int, list[str]]:
+    """Per table in `wanted`, one Arrow table per committed run (run id in a `run_id` column); the number of runs
+    read; and the runs left out."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    listing = list_runs(directory)
+    problems = list(listing.problems)
+    tables: dict[str, list] = {name: [] for name in TABLES}
+    count = 0
+    for run_id, run in sorted(listing.runs.items()):
+        for attempt in range(3):
+            try:
+                read = {name: pq.read_table(run.parts[name]).replace_schema_metadata(None) for name in wanted}
+                break
+            except FileNotFoundError:  # a --replace committed meanwhile and removed the old parts: look again
+                run = list_runs(directory, only=run_id).runs.get(run_id)
+                if run is None or attempt == 2:
+                    read = None
+                    problems.append(f"run {run_id!r} left out: its parts vanished while being read")
+                    break
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                problems.append(f"run {run_id!r} left out: a part cannot be read ({first})")
+                read = None
+                break
+        if read is None:
+            continue
+        count += 1
+        for name, table in read.items():
+            tables[name].append(table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string())))
+    return tables, count, problems
+
+
+def _union(parts: list, directory: Path, name: str):
+    import pyarrow as pa
+
+    if not parts:
+        return pa.table({"run_id": pa.array([], pa.string())})
+    try:
+        table = pa.concat_tables(parts, promote_options="permissive")
+    except (pa.ArrowException, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(directory, f"the runs' {name} tables do not share one schema ({first})") from None
+    order = [c for c in table.column_names if c != "run_id"] + ["run_id"]
+    return table.select(order)
 
 
 def read_runs(con, *, labels: Mapping[str, str] | None = None, last: int | None = None) -> pd.DataFrame:
@@ -247,13 +344,30 @@ def read_kernel_rows(con, run_ids: list[str], columns: tuple[str, ...]) -> pd.Da
         con.unregister("_wanted_runs")
 
 
+SQL_SANDBOX = ("SET python_enable_replacements = false", "SET enable_external_access = false",
+               "SET lock_configuration = true")
+
+
 def run_sql(con, query: str) -> pd.DataFrame:
-    """Any SQL over the views `kernels` and `launches`; an error is one line naming the query's problem."""
+    """A query over the views `kernels` and `launches`, and nothing else; an error is one line.
+
+    Sandboxed: the tables are already in memory (`connect`), then the connection loses all file and network
+    access (`enable_external_access = false`: no `read_csv('/etc/passwd')`, no `COPY ... TO`, no ATTACH, INSTALL
+    or LOAD), cannot see Python variables, and its configuration is locked so the query cannot undo that. A query
+    string from a pull request reads the history and nothing more.
+    """
     import duckdb
 
+    if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0] is not True:
+        for statement in SQL_SANDBOX:
+            con.execute(statement)
     try:
         result = con.execute(query)
         return result.df() if result.description else pd.DataFrame()
+    except duckdb.PermissionException as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(None, f"--sql: refused: a query may read only the views kernels and launches ({first})"
+                         ) from None
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(None, f"--sql: {first}") from None

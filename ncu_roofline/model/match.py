@@ -6,17 +6,17 @@ is the matched points' sum × the group's launches, and the ratios compare like 
     flop_over_model       = flop_total / model_flop     (1.0: the kernel does exactly the modelled work)
     dram_bytes_over_model = bytes_dram / model_bytes    (3.0: three times the minimum DRAM traffic)
 
-A regex is searched (re.search) in the kernel name and in the demangled name. Several points matching one group
+A regex is searched (RE2, linear time: core/patterns.py) in the kernel name and in the demangled name. Several points matching one group
 are summed and named in `model_points`; a point may match several groups; a group no point matches has nulls.
 """
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pandas as pd
 
+from ..core.patterns import compile_regex
 from ..core.vocabulary import BYTES_OFF_CHIP, PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
 from ..roofs.peaks import compute_peak, memory_peak
 from .place import roofline_values
@@ -35,8 +35,8 @@ def match_pairs(points: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
         pattern = point.get("kernel")
         if pattern is None or pd.isna(pattern):
             continue
-        regex = re.compile(str(pattern))
-        hit = names.str.contains(regex, regex=True) | demangled.str.contains(regex, regex=True)
+        regex = compile_regex(str(pattern), f"point {point['name']!r}: kernel {str(pattern)!r}")
+        hit = names.map(regex.search).astype(bool) | demangled.map(regex.search).astype(bool)
         rows += [(index, point["name"], int(rank)) for rank in kernels.loc[hit.to_numpy(), "rank"]]
     return pd.DataFrame(rows, columns=["point", "name", "rank"])
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 import tomllib
 from pathlib import Path
 
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.patterns import compile_regex
 from ..roofs.peaks import compute_roof_column
 
 REQUIRED = ("name", "flop", "bytes")
@@ -131,10 +131,7 @@ def _point(path: Path, where: str, row: dict, default_roof: str) -> dict[str, ob
     if kernel is not None:
         if not isinstance(kernel, str):
             raise InputError(path, f"{where}: kernel must be a regex string, got {kernel!r}")
-        try:
-            re.compile(kernel)
-        except re.error as exc:
-            raise InputError(path, f"{where}: kernel {kernel!r} is not a valid regex: {exc}") from None
+        compile_regex(kernel, f"{where}: kernel {kernel!r}", path=path)  # linear time (RE2), checked here
     roof = row.get("roof") or default_roof
     _check_roof(path, where, roof)
     return {"name": name.strip(), **values, "kernel": kernel, "roof": roof}

@@ -54,7 +54,7 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
     bound_index = np.argmax(np.where(np.isnan(demand), -np.inf, demand), axis=1) if n else np.zeros(0, dtype=int)
     bound_codes = np.where(any_term & (t_sol > 0), bound_index, -1)
     time_s = frame["time_s"].to_numpy(dtype="float64")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a denormal time_s overflows: unknown
         fraction = t_sol / time_s
     fraction = np.where(np.isfinite(fraction), fraction, np.nan)
     above = demand > time_s[:, None] * (1 + ABOVE_ROOF_TOLERANCE) if n else np.zeros((0, len(TERMS)), dtype=bool)

@@ -8,12 +8,11 @@ the whole run's GPU time (a filtered view does not make a kernel a bigger part o
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.patterns import Pattern, compile_regex
 from ..core.vocabulary import APP_HEADROOM
 
 # Order of each --sort: most recoverable time, most time, or furthest below its roof first.
@@ -25,13 +24,10 @@ SORTS = {
 }
 
 
-def _pattern(text: str | None, option: str) -> re.Pattern[str] | None:
+def _pattern(text: str | None, option: str) -> Pattern | None:
     if text is None:
         return None
-    try:
-        return re.compile(text)
-    except re.error as error:
-        raise InputError(None, f"{option} {text!r} is not a regular expression: {error}") from None
+    return compile_regex(text, f"{option} {text!r}")  # linear time (RE2): no pattern can hang the run
 
 
 def _names(kernels: pd.DataFrame) -> pd.Series:
@@ -53,9 +49,9 @@ def select_kernels(kernels: pd.DataFrame, *, kernel: str | None = None, exclude:
     names = _names(kernels)
     mask = np.ones(len(kernels), dtype=bool)
     if keep is not None:
-        mask &= names.map(lambda n: keep.search(n) is not None).to_numpy(dtype=bool)
+        mask &= names.map(keep.search).to_numpy(dtype=bool)
     if drop is not None:
-        mask &= ~names.map(lambda n: drop.search(n) is not None).to_numpy(dtype=bool)
+        mask &= ~names.map(drop.search).to_numpy(dtype=bool)
     chosen = kernels[mask]
     if chosen.empty:
         raise InputError(None, f"no kernel group left after --kernel {kernel!r} / --exclude {exclude!r} "

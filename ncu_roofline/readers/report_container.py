@@ -38,6 +38,10 @@ from ..core.errors import InputError
 NVR_MAGIC = b"NVR\x00"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _ZSTD_SKIPPABLE = range(0x184D2A50, 0x184D2A60)
+# How far a .ncu-repz may inflate: 1000 times its size (real reports compress 15-45 times at zstd -19) or 256 MiB,
+# whichever is larger, never beyond 16 GiB; NCU_ROOFLINE_MAX_REPORT_BYTES=N replaces the rule with N bytes.
+MAX_BYTES_VARIABLE = "NCU_ROOFLINE_MAX_REPORT_BYTES"
+INFLATE_RATIO, INFLATE_FLOOR_BYTES, INFLATE_CEILING_BYTES = 1000, 256 << 20, 16 << 30
 
 # 10 grid-ish dims, 11 block dims. Stop parsing a record at the first field above this.
 _LAST_RESULT_FIELD = 11
@@ -65,6 +69,10 @@ class _Truncated(Exception):
 
 class _Corrupt(Exception):
     pass
+
+
+class _TooLarge(Exception):
+    """The decompressed stream passed the size limit."""
 
 
 class _NotReport(Exception):
@@ -259,10 +267,47 @@ def _walk_nvr(src: _Source, layout: ReportLayout) -> None:
         layout.blocks += 1
 
 
-def _check_zstd_frames(handle: IO[bytes], size: int) -> None:
-    """Walk zstd frame and block headers without decompressing: catches truncation and garbage."""
+def decompressed_limit(compressed_bytes: int) -> int:
+    """The most bytes a `.ncu-repz` of `compressed_bytes` may decompress to (see MAX_BYTES_VARIABLE)."""
+    text = os.environ.get(MAX_BYTES_VARIABLE, "").strip()
+    if text:
+        try:
+            limit = int(text)
+        except ValueError:
+            limit = -1
+        if limit < 1:
+            raise InputError(None, f"{MAX_BYTES_VARIABLE}={text!r}: expected a whole number of bytes, at least 1")
+        return limit
+    return min(INFLATE_CEILING_BYTES, max(INFLATE_FLOOR_BYTES, INFLATE_RATIO * compressed_bytes))
+
+
+def _too_large(compressed_bytes: int, limit: int, declared: int | None = None) -> str:
+    said = f"declares {declared:,} bytes decompressed" if declared is not None else \
+        f"decompresses to more than {limit:,} bytes"
+    rule = f"the limit is {limit:,} bytes" if os.environ.get(MAX_BYTES_VARIABLE, "").strip() else \
+        f"the limit is {limit:,} bytes: {INFLATE_RATIO} times its {compressed_bytes:,} bytes, at least 256 MiB"
+    return f"refusing a .ncu-repz that {said} ({rule}; set {MAX_BYTES_VARIABLE} to allow more)"
+
+
+class _Capped:
+    """A decompressed stream that raises `_TooLarge` once more than `limit` bytes came out of it."""
+
+    def __init__(self, handle: IO[bytes], limit: int) -> None:
+        self.handle, self.limit, self.count = handle, limit, 0
+
+    def read(self, n: int = -1) -> bytes:
+        chunk = self.handle.read(min(n, self.limit + 1 - self.count) if n >= 0 else self.limit + 1 - self.count)
+        self.count += len(chunk)
+        if self.count > self.limit:
+            raise _TooLarge()
+        return chunk
+
+
+def _check_zstd_frames(handle: IO[bytes], size: int) -> int | None:
+    """Walk zstd frame and block headers without decompressing: catches truncation and garbage. Returns the
+    decompressed size the frames declare (None when one does not say)."""
     src = _Source(handle, size)
-    frames = 0
+    frames, declared = 0, 0
     while not src.at_end():
         magic = src.u32()
         if magic in _ZSTD_SKIPPABLE:
@@ -274,7 +319,12 @@ def _check_zstd_frames(handle: IO[bytes], size: int) -> None:
         single_segment, has_checksum = bool(fhd & 0x20), bool(fhd & 0x04)
         dict_bytes = (0, 1, 2, 4)[fhd & 0x03]
         fcs_bytes = (0 if not single_segment else 1, 2, 4, 8)[fhd >> 6]
-        src.skip((0 if single_segment else 1) + dict_bytes + fcs_bytes)
+        src.skip((0 if single_segment else 1) + dict_bytes)
+        if fcs_bytes:
+            content = int.from_bytes(src.read(fcs_bytes), "little") + (256 if fcs_bytes == 2 else 0)
+            declared = None if declared is None else declared + content
+        else:
+            declared = None
         while True:
             raw = src.read(3)
             block = raw[0] | raw[1] << 8 | raw[2] << 16
@@ -289,6 +339,7 @@ def _check_zstd_frames(handle: IO[bytes], size: int) -> None:
         frames += 1
     if not frames:
         raise _Corrupt("empty zstd stream")
+    return declared
 
 
 @contextlib.contextmanager
@@ -345,9 +396,12 @@ def scan_report(path: Path) -> ReportLayout:
                 raise InputError(path, "not an Nsight Compute report (no NVR header)")
             handle.seek(0)
             try:
-                _check_zstd_frames(handle, size)
+                declared = _check_zstd_frames(handle, size)
             except _Truncated:
                 raise InputError(path, "truncated .ncu-repz report: the zstd stream ends early") from None
+        limit = decompressed_limit(size)
+        if declared is not None and declared > limit:  # refused before a byte is decompressed
+            raise InputError(path, _too_large(size, limit, declared))
         layout = ReportLayout(compressed=True, walked=False)
         with _decompressed(path) as stream:
             if stream is None:
@@ -355,7 +409,9 @@ def scan_report(path: Path) -> ReportLayout:
             reader, error = stream
             layout.walked = True
             try:
-                _walk_nvr(_Source(reader, None), layout)
+                _walk_nvr(_Source(_Capped(reader, limit), None), layout)
+            except _TooLarge:
+                raise InputError(path, _too_large(size, limit)) from None
             except _Truncated:
                 problem = error()
                 raise InputError(path, "truncated .ncu-repz report" + (f" ({problem})" if problem else

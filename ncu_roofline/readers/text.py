@@ -66,9 +66,16 @@ def locate_table(path: Path) -> TableStart:
 
 def _sample(head: bytes, offset: int) -> tuple[list[str], list[list[str]]]:
     """The header and up to 200 rows after it, parsed; rows too odd for the csv module end the sample."""
-    sample = head[offset:offset + 256 * 1024].decode("utf-8", errors="replace")
+    # At least 256 KiB, and always the whole header line and the three after it: `--page raw --metrics all` makes
+    # a header of 10^5 columns (2 MB), which a fixed window would cut mid-header.
+    end = offset
+    for _ in range(4):
+        newline = head.find(b"\n", end)
+        end = len(head) if newline < 0 else newline + 1
+    window = max(offset + 256 * 1024, end)
+    sample = head[offset:window].decode("utf-8", errors="replace")
     lines = sample.splitlines()
-    if len(lines) > 1 and offset + 256 * 1024 < len(head):
+    if len(lines) > 1 and window < len(head) and window != end:
         lines = lines[:-1]  # the last line may be cut
     rows: list[list[str]] = []
     try:

@@ -4,15 +4,19 @@ How: every file of the run (Parquet tables, charts, the Markdown and JSON summar
 staged as a temporary file beside its target (`.NAME.XXXX.tmp`, same folder, so a rename cannot cross a file
 system). Only when every file is staged does `commit` rename them all into place and remove outputs of the previous
 run that this one does not write (a `roofline.svg` from an earlier `--format svg`), with SIGINT and SIGTERM held
-back for those few renames. Anything that stops the run earlier (bad input, a full disk, Ctrl-C, SIGTERM) removes
-the staged files and leaves the previous set untouched.
+back for those few renames: blocked in the calling thread, and their Python handlers swapped for one that only
+notes the signal, so a signal the kernel hands to any other thread (Arrow's, Dask's) cannot raise mid-rename
+either; a noted signal is raised again, with the usual handler, once the last rename is done. Anything that stops
+the run earlier (bad input, a full disk, Ctrl-C, SIGTERM) removes the staged files and leaves the previous set
+untouched.
 
 Why not a temporary folder swapped into place: `-o DIR` may be a folder that holds other files (the inputs, say),
 which a folder swap would move away. What remains is the renames themselves: a SIGKILL or power loss in the
 microseconds between two renames can still leave a mix; nothing short of that can.
 
 For tests, NCU_ROOFLINE_TEST_PAUSE_AFTER=NAME makes `stage` print "staged NAME" on stderr after staging NAME and
-then sleep, so a test can send a signal mid-write.
+then sleep, so a test can send a signal mid-write; NCU_ROOFLINE_TEST_RENAME_PAUSE_S=S makes `commit` print
+"committing" and sleep S seconds after each rename, so a test can signal inside the rename window.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Iterable
@@ -29,6 +34,7 @@ from ..core.files import refuse_non_regular_target, refuse_special_folder, stage
 
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 TEST_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_PAUSE_AFTER"
+TEST_RENAME_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_RENAME_PAUSE_S"
 
 
 class OutputSet:
@@ -68,12 +74,14 @@ class OutputSet:
     def commit(self) -> list[Path]:
         """Rename every staged file into place and remove stale ones, with SIGINT/SIGTERM held until done."""
         held = _hold_signals()
+        pause = _rename_pause()
         try:
             for tmp, target in self.staged:
                 try:
                     os.replace(tmp, target)
                 except OSError as exc:
                     raise InputError(target, f"cannot write: {exc.strerror or exc}") from None
+                pause()
             for path in self.stale:
                 try:
                     path.unlink(missing_ok=True)
@@ -94,15 +102,40 @@ class OutputSet:
         self.staged = []
 
 
-def _hold_signals() -> set | None:
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+class _Held:
+    """SIGINT/SIGTERM held: the thread's mask, and (in the main thread) Python handlers that only note a signal."""
+
+    def __init__(self) -> None:
+        self.mask = None
+        self.handlers: dict[int, object] = {}
+        self.noted: list[int] = []
 
 
-def _release_signals(previous: set | None) -> None:
-    if previous is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+def _hold_signals() -> _Held:
+    held = _Held()
+    if threading.current_thread() is threading.main_thread():
+        for sig in _HELD_SIGNALS:
+            held.handlers[sig] = signal.signal(sig, lambda signum, _frame: held.noted.append(signum))
+    if hasattr(signal, "pthread_sigmask"):
+        held.mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    return held
+
+
+def _release_signals(held: _Held) -> None:
+    for sig, handler in held.handlers.items():
+        signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+    if held.mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held.mask)  # a signal blocked meanwhile arrives now
+    if held.noted:
+        signal.raise_signal(held.noted[0])  # with its own handler: KeyboardInterrupt, or the CLI's Terminated
+
+
+def _rename_pause():
+    seconds = os.environ.get(TEST_RENAME_PAUSE_VARIABLE)
+    if not seconds:
+        return lambda: None
+    print("committing", file=sys.stderr, flush=True)
+    return lambda: time.sleep(float(seconds))
 
 
 def _test_pause(name: str) -> None:

@@ -24,8 +24,12 @@ def format_si(value: float | None, unit: str) -> str:
     if value == 0:
         return f"0 {unit}"
     rounded = float(f"{value:.3g}")  # round first, so 999.96e9 becomes 1.00 T rather than 1000 G
+    if not math.isfinite(rounded):  # ±1.798e308 rounds up past the largest float
+        return f"{value:.2e} {unit}"
     exponent = min(max(int(math.floor(math.log10(abs(rounded)) / 3) * 3), -12), 18)
     mantissa = round(rounded / 10**exponent, 9)
+    if not 1e-3 <= abs(mantissa) < 1e6:  # far beyond the prefixes (a denormal 2e-310, ±1.8e308): exponent form
+        return f"{rounded:.2e} {unit}"
     decimals = max(0, 2 - int(math.floor(math.log10(abs(mantissa)))))
     return f"{mantissa:.{decimals}f} {_SI_PREFIXES[exponent]}{unit}"
 

@@ -145,6 +145,6 @@ def gpu_table(rows: list[dict]) -> Table:
             value = value.get("value") if isinstance(value, dict) else value
             return fmt_si(float(value), unit) if value is not None else "—"
 
-        table.add_row(str(row.get("name")), str(row.get("compute_capability") or "—"),
+        table.add_row(Text(for_terminal(row.get("name"))), str(row.get("compute_capability") or "—"),
                       *(roof(t.peak, UNITS[t.kind]) for t in TERMS))
     return table

@@ -6,15 +6,16 @@ with their source, and its status in full. Reads only the tables `analyze -o` wr
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ...core.errors import InputError
 from ...core.kernel_labels import display_name
+from ...core.patterns import compile_regex
 from ...core.vocabulary import (
     ALL_TERMS,
     INSTRUCTION_LEVELS,
@@ -26,6 +27,7 @@ from ...core.vocabulary import (
     ii_column,
 )
 from ..numbers import format_number, format_si
+from ..safe_text import for_terminal
 
 _LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
                    "headroom_s", "limiter")
@@ -36,12 +38,9 @@ def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
     if key.isdigit():
         hit = kernels[kernels["rank"] == int(key)]
     else:
-        try:
-            pattern = re.compile(key)
-        except re.error as error:
-            raise InputError(None, f"KERNEL {key!r} is neither a rank nor a regular expression: {error}") from None
+        pattern = compile_regex(key, f"KERNEL {key!r} is neither a rank nor a regular expression:")
         names = [f"{n}\n{display_name(str(n))}" for n in kernels["kernel_name"]]
-        hit = kernels[[pattern.search(n) is not None for n in names]]
+        hit = kernels[[pattern.search(n) for n in names]]
     if hit.empty:
         raise InputError(None, f"no kernel group matches {key!r} (ranks 1..{len(kernels)})")
     if len(hit) > 1:
@@ -82,6 +81,16 @@ def _value(column: str, value: object) -> str:
     return format_number(value) if isinstance(value, float) else str(value)
 
 
+def _say(console: Console):
+    """One line of the drill-down: every name and status from the tables through `for_terminal`, no markup."""
+    return lambda line: console.print(for_terminal(line), markup=False, highlight=False, soft_wrap=True)
+
+
+def _cells(*values: object) -> list[Text]:
+    """Table cells as plain text (rich would read `[...]` in a name as markup), terminal-safe."""
+    return [Text(for_terminal(value)) for value in values]
+
+
 def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     kernels_path, launches_path = Path(outdir) / "kernels.parquet", Path(outdir) / "launches.parquet"
     for path in (kernels_path, launches_path):
@@ -89,11 +98,12 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
             raise InputError(str(path), "not found: write it with `ncu-roofline analyze … -o DIR`")
     kernels = pd.read_parquet(kernels_path)
     row = find_kernel(kernels, key)
-    console.print(f"#{row['rank']} {display_name(str(row['kernel_name']))}", markup=False, highlight=False)
-    console.print(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
-                  f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}", markup=False, highlight=False)
+    say = _say(console)
+    say(f"#{row['rank']} {display_name(str(row['kernel_name']))}")
+    say(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
+        f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}")
     for line in _why_lines(row):
-        console.print(line, markup=False, highlight=False)
+        say(line)
 
     numbers = Table(title="derived numbers", header_style="bold", box=None, pad_edge=False)
     for name in ("column", "value", "definition"):
@@ -101,21 +111,21 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     for term in ALL_TERMS:
         if term.amount in row and pd.notna(row[term.amount]) and (not term.key.startswith("tensor_")
                                                                   or row[term.amount]):
-            numbers.add_row(term.amount, _value(term.amount, row[term.amount]),
-                            _definition(row, term.amount))
-    numbers.add_row("time_s", _value("time_s", row["time_s"]), _definition(row, "time_s"))
+            numbers.add_row(*_cells(term.amount, _value(term.amount, row[term.amount]),
+                                    _definition(row, term.amount)))
+    numbers.add_row(*_cells("time_s", _value("time_s", row["time_s"]), _definition(row, "time_s")))
     for column, formula in DERIVED.items():
         if column in row:
-            numbers.add_row(column, _value(column, row[column]), formula)
+            numbers.add_row(*_cells(column, _value(column, row[column]), formula))
     console.print(numbers)
 
-    console.print(f"roofs from {row.get('ceiling_source', '—')}:", markup=False, highlight=False)
+    say(f"roofs from {row.get('ceiling_source', '—')}:")
     roofs = Table(header_style="bold", box=None, pad_edge=False)
     roofs.add_column("roof")
     roofs.add_column("value", justify="right")
     for term in ALL_TERMS:
         if term.peak in row and pd.notna(row[term.peak]):
-            roofs.add_row(display(term.key), _value(term.peak, row[term.peak]))
+            roofs.add_row(*_cells(display(term.key), _value(term.peak, row[term.peak])))
     console.print(roofs)
 
     launches = pd.read_parquet(launches_path)
@@ -128,14 +138,15 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     for column in present:
         table.add_column(column, overflow="fold")
     for launch in mine[present].head(50).itertuples(index=False):
-        table.add_row(*(Path(str(v)).name if c == "source_file" else _value(c, v) for c, v in zip(present, launch)))
+        table.add_row(*_cells(*(Path(str(v)).name if c == "source_file" else _value(c, v)
+                                for c, v in zip(present, launch))))
     console.print(table)
     if len(mine) > 50:
-        console.print(f"… {len(mine) - 50} more in {launches_path}", markup=False, highlight=False)
-    console.print(f"status: {row.get('status')}", markup=False, highlight=False)
+        say(f"… {len(mine) - 50} more in {launches_path}")
+    say(f"status: {row.get('status')}")
     others = sorted(set(mine["status"].astype(str)) - {str(row.get("status")), "ok"}) if "status" in mine else []
     for status in others:
-        console.print(f"some launches: {status}", markup=False, highlight=False)
+        say(f"some launches: {status}")
 
 
 def _why_lines(row: pd.Series) -> list[str]:

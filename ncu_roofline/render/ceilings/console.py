@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ...core.vocabulary import LEVELS, display
 from ..analysis.console import fmt_si
+from ..safe_text import for_terminal
 
 
 def gpu_detail_view(described: dict) -> Group:
@@ -32,7 +33,12 @@ def _source_text(info: dict) -> str:
         bits.append(f"caveat: {info['caveat']}")
     if info.get("ncu_factor"):
         bits.append(f"Nsight Compute's own peak = {info['ncu_factor']:g} x this (definitions differ)")
-    return escape("\n".join(b for b in bits if b))
+    return _safe("\n".join(b for b in bits if b))
+
+
+def _safe(text: object) -> str:
+    """Text from the table or a user's file, for a rich cell: terminal escapes shown, markup taken literally."""
+    return escape(for_terminal(text))
 
 
 def _listing(title: str, columns: tuple[str, ...]) -> Table:
@@ -44,12 +50,12 @@ def _listing(title: str, columns: tuple[str, ...]) -> Table:
 
 
 def _roofs(described: dict) -> Table:
-    table = _listing(f"{described.get('name')}: roofs (theoretical)", ("roof", "value", "formula", "source"))
+    table = _listing(f"{_safe(described.get('name'))}: roofs (theoretical)", ("roof", "value", "formula", "source"))
     for key, info in described.get("peaks", {}).items():
         unit = "B/s" if "bytes" in key else "FLOP/s"
         value = info.get("value")
-        table.add_row(key, fmt_si(float(value), unit) if value is not None else "—",
-                      escape(info.get("derived") or "read, not derived"), _source_text(info))
+        table.add_row(_safe(key), fmt_si(float(value), unit) if value is not None else "—",
+                      _safe(info.get("derived") or "read, not derived"), _source_text(info))
     return table
 
 
@@ -60,7 +66,7 @@ def _tensor_types(described: dict) -> Table:
         info = per_figure.get(kind) or per_figure.get("bf16" if kind == "fp16" else kind) or {}
         unit = "OP/s" if kind == "int8" else "FLOP/s"
         table.add_row(display(f"tensor_{kind}"), fmt_si(float(value), unit) if value is not None else "—",
-                      escape(info.get("derived") or ("" if value is None else "read, not derived")),
+                      _safe(info.get("derived") or ("" if value is None else "read, not derived")),
                       _source_text(info))
     return table
 
@@ -68,15 +74,15 @@ def _tensor_types(described: dict) -> Table:
 def _measured(described: dict) -> Table:
     table = _listing("measured (not roofs)", ("figure", "value", "source"))
     for key, info in described["measured"].items():
-        table.add_row(key, fmt_si(float(info["value"]), "B/s"), _source_text(info))
+        table.add_row(_safe(key), fmt_si(float(info["value"]), "B/s"), _source_text(info))
     return table
 
 
 def _inputs(described: dict) -> Table:
     table = _listing("inputs of derived roofs", ("input", "value", "source"))
     for key, info in described["inputs"].items():
-        formula = escape(f"\n{info['derived']}") if info.get("derived") else ""
-        table.add_row(key, f"{info['value']:g}", _source_text(info) + formula)
+        formula = "\n" + _safe(info["derived"]) if info.get("derived") else ""
+        table.add_row(_safe(key), f"{info['value']:g}", _source_text(info) + formula)
     return table
 
 

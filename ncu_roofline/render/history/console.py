@@ -24,6 +24,7 @@ from ..compare.markdown import (
     value_text,
 )
 from ..numbers import format_si as fmt_si
+from ..safe_text import for_terminal
 
 SPARKS = "▁▂▃▄▅▆▇█"
 SPARK_RUNS = 30  # the newest runs drawn in a sparkline: a table cell, not a chart
@@ -49,7 +50,7 @@ def bound_text(first: object, newest: object) -> str:
 def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, top: int = 10,
                   title: str = "") -> Table:
     """`summary` rows (largest time change first), `time_wide` (series × run index) for the sparklines."""
-    table = Table(title=escape(title), header_style="bold")
+    table = Table(title=escape(for_terminal(title)), header_style="bold")
     spark_title = f"time ({runs} runs)" if runs <= SPARK_RUNS else f"time (last {SPARK_RUNS} of {runs} runs)"
     for name, justify in (("kernel", "left"), ("grid×block", "left"), ("runs", "right"), (spark_title, "left"), ("median before", "right"), ("newest", "right"), ("Δ time", "right"),
                           ("Δ of roof", "right"), ("bound", "left")):
@@ -57,11 +58,12 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
     for row in summary.head(top).itertuples(index=False):
         values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
             if row.series_id in time_wide.index else np.array([])
-        table.add_row(Text(short_kernel_name(str(row.kernel_name))), Text(launch_shape(row.grid, row.block)),
+        table.add_row(Text(for_terminal(short_kernel_name(str(row.kernel_name)))),
+                      Text(for_terminal(launch_shape(row.grid, row.block))),
                       str(row.runs), Text(sparkline(values)), fmt_si(row.time_s_median_before, "s"),
                       fmt_si(row.time_s_newest, "s"), signed_pct(row.time_s_change_pct),
-                      signed_points(row.roofline_fraction_change), Text(bound_text(row.bound_first,
-                                                                                   row.bound_newest)))
+                      signed_points(row.roofline_fraction_change), Text(for_terminal(bound_text(row.bound_first,
+                                                                                                row.bound_newest))))
     return table
 
 
@@ -74,11 +76,11 @@ def gate_line(result: GateResult) -> str:
     if result.failures:
         parts = []
         for f in result.failures[:3]:
-            name = "total" if gate.scope == "total" else short_kernel_name(str(f["kernel_name"]))
-            parts.append(f"{name} {failure_text(gate, f)}")
+            name = "total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"])))
+            parts.append(f"{name} {for_terminal(failure_text(gate, f))}")
         detail = ": " + "; ".join(parts) + (f" and {len(result.failures) - 3} more" if len(result.failures) > 3
                                             else "")
-    return f"{mark} {escape(gate.text)} ({scope}){escape(detail)}"
+    return f"{mark} {escape(for_terminal(gate.text))} ({scope}){escape(detail)}"
 
 
 def failure_text(gate, failure: dict, quote: str = "") -> str:
@@ -123,9 +125,9 @@ def print_frame(frame: pd.DataFrame, *, console: Console | None = None, max_rows
     console = console or Console()
     table = Table(header_style="bold")
     for column in frame.columns:
-        table.add_column(str(column), no_wrap=True)
+        table.add_column(Text(for_terminal(column)), no_wrap=True)
     for row in frame.head(max_rows).itertuples(index=False):
-        table.add_row(*(Text("—" if _missing(v) else str(v)) for v in row))
+        table.add_row(*(Text("—" if _missing(v) else for_terminal(v)) for v in row))
     console.print(table)
     if len(frame) > max_rows:
         console.print(f"({len(frame) - max_rows} more rows not shown)", highlight=False)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import display
 from ..analysis.console import fmt_si
+from ..safe_text import for_terminal
+
+
+def _text(value: object) -> Text:
+    """A name from the user's file (point, GPU, kernel) as a plain, terminal-safe cell: no markup, no escapes."""
+    return Text(for_terminal(value))
 
 
 def _number(value: float | None, digits: str = ".4g") -> str:
@@ -16,16 +23,16 @@ def _number(value: float | None, digits: str = ".4g") -> str:
 
 def model_table(points: pd.DataFrame, *, title: str = "") -> Table:
     """One line per (point, GPU): work, traffic, intensity, what the GPU can reach, and what bounds it."""
-    table = Table(title=title or None, header_style="bold")
+    table = Table(title=_text(title) if title else None, header_style="bold")
     for name in ("point", "GPU", "FLOP", "bytes", "AI (FLOP/B)", "ridge", "attainable", "t_min", "bound"):
         # Numbers never wrap; the point and GPU names give way to the terminal's width.
         table.add_column(name, justify="left" if name in ("point", "GPU", "bound") else "right",
                          overflow="fold", no_wrap=name not in ("point", "GPU"))
     for row in points.itertuples(index=False):
         bound = row.bound if isinstance(row.bound, str) else f"— ({row.status})"
-        table.add_row(str(row.name), str(row.gpu), fmt_si(row.flop, "FLOP"), fmt_si(row.bytes, "B"),
+        table.add_row(_text(row.name), _text(row.gpu), fmt_si(row.flop, "FLOP"), fmt_si(row.bytes, "B"),
                       _number(row.ai), _number(row.ridge_ai), fmt_si(row.attainable_flop_per_s, "FLOP/s"),
-                      fmt_si(row.t_min_s, "s"), display(bound) if isinstance(row.bound, str) else bound)
+                      fmt_si(row.t_min_s, "s"), _text(display(bound) if isinstance(row.bound, str) else bound))
     return table
 
 
@@ -35,11 +42,11 @@ def roofs_table(compare: pd.DataFrame) -> Table:
     table.add_column("roof", justify="left")
     gpus = [c for c in compare.columns if c not in ("key", "kind", "label")]
     for gpu in gpus:
-        table.add_column(gpu, justify="right", overflow="fold")
+        table.add_column(_text(gpu), justify="right", overflow="fold")
     for row in compare.to_dict("records"):
         unit = {"compute": "FLOP/s", "memory": "B/s"}.get(row["kind"])
         cells = [fmt_si(row[g], unit) if unit else _number(row[g], ".1f") for g in gpus]
-        table.add_row(row["label"], *cells)
+        table.add_row(_text(row["label"]), *cells)
     return table
 
 
@@ -51,7 +58,7 @@ def model_match_table(kernels: pd.DataFrame, *, top: int = 10) -> Table:
                          no_wrap=name == "kernel", max_width=40 if name == "kernel" else None)
     matched = kernels[kernels["model_points"].notna()].head(top)
     for row in matched.itertuples(index=False):
-        table.add_row(str(row.rank), short_kernel_name(str(row.kernel_name)), str(row.model_points),
+        table.add_row(str(row.rank), _text(short_kernel_name(str(row.kernel_name))), _text(row.model_points),
                       _number(row.model_ai), _number(row.ai_dram), _number(row.flop_over_model, ".3g"),
                       _number(row.dram_bytes_over_model, ".3g"))
     return table
