@@ -86,6 +86,10 @@ _FIT_SCRIPT = """\
     const view = (copy.hconcat || copy.vconcat || [copy]).find(v => v.name === fit.view) || copy;
     view.width = size.width;
     view.height = size.height;
+    for (const name of fit.follow || []) {  // views as high as the plot (the memory panel)
+      const other = (copy.hconcat || copy.vconcat || []).find(v => v.name === name);
+      if (other) other.height = size.height;
+    }
     Object.assign(copy.datasets, size.datasets);
     return copy;
   }
