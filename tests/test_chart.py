@@ -94,14 +94,24 @@ def ctx() -> ChartContext:
                         clock="max", inputs=["step.csv"])
 
 
+def view_named(spec: dict, name: str) -> dict:
+    """A view by name, through concatenations (the roofline sits over its memory panel when it has one)."""
+    if spec.get("name") == name:
+        return spec
+    for child in spec.get("hconcat", []) + spec.get("vconcat", []):
+        if found := view_named(child, name):
+            return found
+    return {}
+
+
 def dataset_of_layer(spec: dict, layer_index: int) -> list[dict]:
     """The inlined rows that layer `layer_index` of the roofline draws."""
-    name = spec["hconcat"][0]["layer"][layer_index]["data"]["name"]
+    name = view_named(spec, "roofline")["layer"][layer_index]["data"]["name"]
     return spec["datasets"][name]
 
 
 def layer_with_mark(spec: dict, mark: str) -> tuple[int, dict]:
-    for index, layer in enumerate(spec["hconcat"][0]["layer"]):
+    for index, layer in enumerate(view_named(spec, "roofline")["layer"]):
         if layer["mark"]["type"] == mark and layer["encoding"]["x"]["field"] in {"x", "ai"}:
             if mark != "line" or "detail" in layer["encoding"] and layer["encoding"]["detail"]["field"] == "roof":
                 return index, layer
@@ -176,11 +186,14 @@ def test_kernels_with_bytes_and_no_flops_are_drawn_in_the_memory_panel_and_count
     assert dict(zip(roofs["roof"], roofs["peak"])) == {"DRAM": 1.56e12, "L2": 5.5e12, "L1": 19e12}
     assert (roofs["y"] == roofs["peak"]).all()
     # The rank numbers are the panel's x labels, in rank order.
-    panel_view = spec["hconcat"][1]
+    # Under the roofline, as wide; the bars beside both.
+    assert [view.get("name") for view in spec["hconcat"][0]["vconcat"]] == ["roofline", "memory_panel"]
+    panel_view = view_named(spec, "memory_panel")
+    assert panel_view["width"] == ROOFLINE_WIDTH_PX
     axis = panel_view["layer"][-1]["encoding"]["x"]["axis"]
     assert axis["values"] == [0, 1] and axis["labelExpr"].startswith('["3", "4"]')
     # Same tooltip as the points on the roofline, after the panel's own lines.
-    roofline_tooltip = [t["title"] for t in spec["hconcat"][0]["layer"][3]["encoding"]["tooltip"]]
+    roofline_tooltip = [t["title"] for t in view_named(spec, "roofline")["layer"][3]["encoding"]["tooltip"]]
     panel_tooltip = [t["title"] for t in panel_view["layer"][-1]["encoding"]["tooltip"]]
     assert panel_tooltip[:4] == ["level", "rank", "achieved at this level", "of this level's roof"]
     assert panel_tooltip[4:] == roofline_tooltip[2:]
@@ -248,7 +261,7 @@ def test_a_run_with_nothing_drawable_still_gives_a_valid_chart(kernels, ctx):
     assert {row["rank"] for row in spec["datasets"]["memory_points"]} == {3, 4}
     assert spec["datasets"]["memory_roofs"] == []  # no roof known: the panel draws the bandwidths alone
     # The legend lists the panel's levels; legends with nothing to list are left out, not drawn as a bare title.
-    points = spec["hconcat"][0]["layer"][3]["encoding"]
+    points = view_named(spec, "roofline")["layer"][3]["encoding"]
     assert points["color"]["scale"]["domain"] == ["DRAM", "L2", "L1"]
     assert points["stroke"]["legend"] is None and points["size"]["legend"] is None
 

@@ -180,7 +180,7 @@ def test_climate_seg_top_10_are_all_drawn_with_their_rank(climate):
     assert spec["title"]["subtitle"][1] == ("29 of 49 kernels on the roofline, 11 in the memory panel (bytes, no FLOPs); "
                                             "left out: 9 beyond the top 40")
     # Each panel column is labelled with its kernel's rank, the bars name the same ranks.
-    axis = spec["hconcat"][1]["layer"][-1]["encoding"]["x"]["axis"]
+    axis = spec["hconcat"][0]["vconcat"][1]["layer"][-1]["encoding"]["x"]["axis"]
     assert axis["labelExpr"].startswith('["3", "4", "6", ')
     bars = {row["rank"] for row in spec["datasets"]["kernels"] if row["in_bars"]}
     assert in_panel <= bars

@@ -354,9 +354,9 @@ def test_cli_outputs(tmp_path):
     html = (out / "compare.html").read_text()
     assert "cdn.jsdelivr" not in html and "https://cdn" not in html  # offline: scripts inlined
     spec = json.loads((out / "compare.vl.json").read_text())
-    marks = [layer["mark"]["type"] for layer in spec["hconcat"][0]["layer"]]  # the roofline, then the memory panel
+    marks = [layer["mark"]["type"] for layer in spec["vconcat"][0]["layer"]]  # the roofline over the memory panel
     assert "rule" in marks and marks.count("point") == 2
-    assert spec["hconcat"][1]["name"] == "memory_panel"
+    assert spec["vconcat"][1]["name"] == "memory_panel"
 
 
 def test_chart_arrows_use_head_roofs_and_dram_intensity(comparison):
@@ -509,7 +509,8 @@ def test_chart_draws_kernels_without_flops_in_the_memory_panel(comparison):
 
     spec = compare_chart(comparison.kernels, base_kernels=comparison.base.kernels,
                          head_kernels=comparison.head.kernels, ctx=comparison.chart_context(20))
-    assert [view["name"] for view in spec["hconcat"]] == ["roofline", "memory_panel"]
+    assert [view["name"] for view in spec["vconcat"]] == ["roofline", "memory_panel"]  # the panel under, as wide
+    assert spec["vconcat"][1]["width"] == spec["vconcat"][0]["width"]
     panel = pd.DataFrame(spec["datasets"]["memory_arrows"])
     assert set(panel["level"]) == {"DRAM"}
     names = {name.split("(")[0] for name in panel["kernel_name"]}
@@ -524,7 +525,7 @@ def test_chart_draws_kernels_without_flops_in_the_memory_panel(comparison):
     roofs = pd.DataFrame(spec["datasets"]["memory_roofs"])
     assert set(roofs["roof"]) == {"DRAM"} and set(roofs["y"]) == {2e12}  # the head run's roof, no L2/L1 known
     # Each column is named on the x axis, in the comparison's order; hovering the panel's heads picks the kernel.
-    axis = spec["hconcat"][1]["layer"][0]["encoding"]["x"]["axis"]
+    axis = spec["vconcat"][1]["layer"][0]["encoding"]["x"]["axis"]
     assert len(axis["values"]) == panel["slot"].nunique() == 4
     assert "memory_heads" in next(p for p in spec["params"] if p["name"] == "kernel")["views"]
     assert spec["title"]["subtitle"][2] == ("3 of 7 kernels on the roofline, 4 in the memory panel (bytes, no FLOPs), "

@@ -32,7 +32,8 @@ from ..numbers import format_si
 from ..numbers import positive as _positive
 from ..placement import Plot
 from ..safe_text import for_chart
-from .memory_panel import PANEL_VIEW, MemoryPanel, labels_at, memory_panel, panel_kernels, panel_view
+from .memory_panel import (PANEL_NAME, PANEL_VIEW, MemoryPanel, fits_under, labels_at, memory_panel, panel_kernels,
+                           panel_view, with_panel)
 from .tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
@@ -227,7 +228,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     roofs = pd.DataFrame(roof_rows, columns=ROOF_COLUMNS)
     roof_labels = pd.DataFrame(label_rows, columns=ROOF_LABEL_COLUMNS)
     rank_labels = pd.DataFrame(rank_rows, columns=RANK_LABEL_COLUMNS)
-    panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_HEIGHT_PX) if in_panel.any() else None
+    panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
     fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, panel)
     ridges = ridge_frame(peaks, compute, memory, x_domain)
 
@@ -257,21 +258,24 @@ def fit_height(width: float) -> int:
 def _fits(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame, sizes: np.ndarray,
           labelled: set[str], panel: MemoryPanel | None = None) -> tuple[dict, ...]:
     """The page's plot sizes (FIT_WIDTHS_PX), each with its own label layout. A size where a roof labelled at the
-    default size finds no room is not offered: the page never trades a roof's name for width."""
+    default size finds no room, or too narrow for the memory panel's columns, is not offered: the page never trades
+    a roof's name or a rank for width."""
     fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes, panel)
-            for width in FIT_WIDTHS_PX)
+            for width in FIT_WIDTHS_PX if panel is None or fits_under(panel, width))
     return tuple(fit for fit in fits if labelled <= {row["roof"] for row in fit["datasets"]["roof_labels"]})
 
 
 def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
          sizes: np.ndarray, panel: MemoryPanel | None) -> dict:
     """One plot size of the page: its width, height and the roof and rank labels placed for it (JSON rows); the
-    memory panel, as high as the plot, has its roof labels placed for that height too."""
+    memory panel, as wide as the plot (`views`), has its roof labels placed for that width too."""
     _, roof_labels, rank_labels = _roof_rows(compute, memory, plot, points, sizes)
-    datasets = {"roof_labels": roof_labels, "rank_labels": rank_labels}
+    fit = {"width": int(plot.width), "height": int(plot.height),
+           "datasets": {"roof_labels": roof_labels, "rank_labels": rank_labels}}
     if panel is not None:
-        datasets["memory_roof_labels"] = labels_at(panel, LEVEL_COLOURS, int(plot.height))
-    return {"width": int(plot.width), "height": int(plot.height), "datasets": datasets}
+        fit["datasets"]["memory_roof_labels"] = labels_at(panel, LEVEL_COLOURS, int(plot.width))
+        fit["views"] = {PANEL_NAME: {"width": int(plot.width)}}
+    return fit
 
 
 def _subtitle(ctx: ChartContext, *, total: int, drawn: int, panel: int, zero_flops: int, missing: int, beyond: int,
@@ -426,7 +430,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     panels: list[vl.Spec] = []
     if data.panel is not None:
         panels.append(panel_view(data.panel, colour=colour, shape=shape, opacity=opacity, lookup=lookup,
-                                 tooltip=_TOOLTIP, height=ROOFLINE_HEIGHT_PX))
+                                 tooltip=_TOOLTIP))
         datasets.update({"memory_roofs": data.panel.roofs, "memory_roof_labels": data.panel.roof_labels,
                          "memory_points": data.panel.points})
     extra: list[vl.Spec] = []
@@ -456,7 +460,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     title = for_chart(f"Hierarchical roofline — {ctx.gpu}"
                       + (f" — {display(ctx.precision)} work only" if ctx.precision else ""))
     return vl.top_level({
-        "hconcat": [roofline, *panels, bars], "spacing": 30,
+        "hconcat": [with_panel(roofline, panels), bars], "spacing": 30,
         "params": [
             {"name": "level", "select": {"type": "point", "fields": ["level"]}, "bind": "legend", "views": ["points"]},
             {"name": "kernel", "select": {"type": "point", "fields": ["rank"], "on": "pointerover",
@@ -470,10 +474,8 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         # show so the chart fills the window (render/chart_files.py).
         # Stacked under a narrow plot, the bars name their kernels on the right: names on the left would set the
         # column's left edge and push the plot right by their width.
-        # The memory panel's height follows the plot's (`follow`; its roof labels are placed per size too).
         "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits), "stacked": {
-            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}},
-            **({"follow": [panels[0]["name"]]} if panels else {})}},
+            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}}}},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
         "padding": {"left": 5, "top": 5, "right": 40, "bottom": 5},
     }, datasets)

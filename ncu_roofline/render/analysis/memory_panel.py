@@ -1,14 +1,15 @@
-"""The memory panel beside the roofline: the ranked kernels that move bytes but have no FLOP count.
+"""The memory panel under the roofline: the ranked kernels that move bytes but have no FLOP count.
 
 A copy, a padding or slicing kernel (or any kernel of a capture without FLOP counters) has an intensity of 0 or
 unknown, which no log axis can show; leaving it off the roofline must not leave it off the chart. The panel draws
 each such kernel in a column of its own, labelled with its rank on the x axis, at its achieved bytes/s per memory
 level (bytes_<level> / time_s, from the group's sums) against each level's roof as a horizontal line: the same
 colours and shapes per level as the roofline, the DRAM, L2 and L1 points side by side in the column, so "how close
-to the DRAM roof" reads at a glance, as it does on the roofline's diagonals.
+to the DRAM roof" reads at a glance, as it does on the roofline's diagonals. It sits under the roofline, as wide
+as the plot (so it costs the page no width beside the bars), and follows the plot's width on the page.
 
 Geometry here is plain data (the x is a linear slot per kernel, the y log, like the roofline's): roof labels go
-through `render/placement.py`, clear of every point and of each other, once per plot height the page may show. The
+through `render/placement.py`, clear of every point and of each other, once per plot width the page may show. The
 compare chart draws its own panel from the same pieces (`panel_frame`, `panel_roofs`, `panel_labels`).
 """
 
@@ -27,11 +28,14 @@ from ..numbers import format_si
 from ..placement import Board, Plot, place_roof_label
 
 PANEL_VIEW = "memory"  # the panel's points: where hovering picks a kernel, as on the roofline
-PANEL_SLOT_PX = 30  # one column per kernel
-PANEL_MIN_WIDTH_PX = 180  # room for a roof label and the panel's title with one or two kernels
-PANEL_POINT_SIZE = 60  # fixed: the panel compares bandwidths, the roofline's sizes carry the time shares
+PANEL_NAME = "memory_panel"  # the layered view, under the roofline
+PANEL_HEIGHT_PX = 240
+PANEL_MIN_SLOTS = 8  # the x axis spans at least this many columns: a few kernels do not spread across the plot
+PANEL_MIN_SLOT_PX = 16  # narrowest column: room for a 2-digit rank and three marks; a plot size leaving less is
+                        # not offered by the page, and the panel is wider than the plot where even 640 px is short
+PANEL_POINT_SIZE = 50  # fixed: the panel compares bandwidths, the roofline's sizes carry the time shares
 # Within a kernel's column: DRAM left, L2 centre, L1 right (in slots), so three equal bandwidths stay three marks.
-LEVEL_OFFSETS = {"dram": -0.27, "l2": 0.0, "l1": 0.27}
+LEVEL_OFFSETS = {"dram": -0.3, "l2": 0.0, "l1": 0.3}
 PANEL_TITLE = "Memory only (no FLOPs)"
 PANEL_Y_TITLE = "achieved bandwidth (B/s)"
 PANEL_X_TITLE = "rank"
@@ -45,7 +49,7 @@ class MemoryPanel:
 
     points: pd.DataFrame  # rank, slot, x, level, bytes_per_s, bandwidth, of_roof
     roofs: pd.DataFrame  # two rows (ends) per memory roof
-    roof_labels: pd.DataFrame  # one row per labelled roof, placed at the default height
+    roof_labels: pd.DataFrame  # one row per labelled roof, placed at the default width
     ranks: tuple[int, ...]  # the rank of each column, left to right
     x_domain: tuple[float, float]
     y_domain: tuple[float, float]
@@ -97,16 +101,17 @@ def panel_frame(table: pd.DataFrame) -> pd.DataFrame:
 
 def panel_domains(values: np.ndarray, peaks: dict[str, float], slots: int) -> tuple[tuple[float, float],
                                                                                    tuple[float, float]]:
-    """x: the columns centred in the panel's width, one slot each; y: whole decades around the bandwidths and the
-    roofs."""
+    """x: the columns centred, one slot each, over at least PANEL_MIN_SLOTS slots; y: whole decades around the
+    bandwidths and the roofs."""
     ys = [float(v) for v in values if np.isfinite(v) and v > 0] + list(peaks.values())
     ys = ys or [1e12]
-    centre, half = (slots - 1) / 2, panel_width(slots) / PANEL_SLOT_PX / 2
+    centre, half = (slots - 1) / 2, max(slots, PANEL_MIN_SLOTS) / 2
     return (centre - half, centre + half), (decade_below(min(ys) / MARGIN), decade_above(max(ys) * MARGIN))
 
 
-def panel_width(slots: int) -> int:
-    return max(PANEL_MIN_WIDTH_PX, PANEL_SLOT_PX * slots)
+def panel_width(slots: int, plot_width: float, min_slot_px: float = PANEL_MIN_SLOT_PX) -> int:
+    """The plot's width, or wider where that leaves a column narrower than `min_slot_px`."""
+    return int(max(plot_width, np.ceil(slots * min_slot_px)))
 
 
 def roof_text(level: str, peak: float) -> str:
@@ -141,22 +146,28 @@ def panel_labels(plot: Plot, peaks: dict[str, float], colours: dict[str, str], x
 
 
 def memory_panel(table: pd.DataFrame, peaks: dict[str, float], colours: dict[str, str],
-                 height: int) -> MemoryPanel:
-    """The panel for `table` (the kernels it draws, in rank order) against the memory roofs `peaks`."""
+                 plot_width: int) -> MemoryPanel:
+    """The panel for `table` (the kernels it draws, in rank order) against the memory roofs `peaks`, under a plot
+    `plot_width` wide."""
     points = panel_frame(table)
     memory = {level: peaks[level] for level in LEVELS if level in peaks}
     x_domain, y_domain = panel_domains(points["bytes_per_s"].to_numpy(), memory, len(table))
-    width = panel_width(len(table))
-    plot = Plot(width, height, x_domain, y_domain, x_log=False)
+    width = panel_width(len(table), plot_width)
+    plot = Plot(width, PANEL_HEIGHT_PX, x_domain, y_domain, x_log=False)
     labels = panel_labels(plot, memory, colours, points["x"].to_numpy(), points["bytes_per_s"].to_numpy())
     partial = int((points.groupby("slot").size() < len(LEVELS)).sum())
     return MemoryPanel(points, panel_roofs(memory, x_domain, colours), labels, tuple(int(r) for r in table["rank"]),
                        x_domain, y_domain, width, partial, memory)
 
 
-def labels_at(panel: MemoryPanel, colours: dict[str, str], height: int) -> list[dict]:
-    """The panel's roof labels placed for another plot height (the page's sizes): JSON rows."""
-    plot = Plot(panel.width, height, panel.x_domain, panel.y_domain, x_log=False)
+def fits_under(panel: MemoryPanel, plot_width: int) -> bool:
+    """Whether the panel can be as wide as a plot of `plot_width` (columns no narrower than PANEL_MIN_SLOT_PX)."""
+    return panel_width(len(panel.ranks), plot_width) == plot_width
+
+
+def labels_at(panel: MemoryPanel, colours: dict[str, str], width: int) -> list[dict]:
+    """The panel's roof labels placed for another width (the page's plot sizes): JSON rows."""
+    plot = Plot(width, PANEL_HEIGHT_PX, panel.x_domain, panel.y_domain, x_log=False)
     return vl.records(panel_labels(plot, panel.peaks, colours, panel.points["x"].to_numpy(),
                                    panel.points["bytes_per_s"].to_numpy()))
 
@@ -193,7 +204,7 @@ def panel_roof_layers(x_scale: vl.Spec, y_scale: vl.Spec, axis_x: dict, *, roofs
 
 
 def panel_view(panel: MemoryPanel, *, colour: vl.Spec, shape: vl.Spec, opacity: vl.Spec, lookup: list[str],
-               tooltip: list[vl.Spec], height: int) -> vl.Spec:
+               tooltip: list[vl.Spec]) -> vl.Spec:
     """The panel as a layered view reading the datasets `memory_roofs`, `memory_roof_labels`, `memory_points`.
 
     `colour` and `shape` are the roofline's level channels (legend left to the roofline), `lookup` the kernel
@@ -222,6 +233,15 @@ def panel_view(panel: MemoryPanel, *, colour: vl.Spec, shape: vl.Spec, opacity: 
                                      ("of_roof:N", "of this level's roof")]), *tooltip],
         },
     }
-    return {"name": "memory_panel", "title": PANEL_TITLE, "width": panel.width, "height": height,
+    return {"name": PANEL_NAME, "title": PANEL_TITLE, "width": panel.width, "height": PANEL_HEIGHT_PX,
             "layer": [*panel_roof_layers(x_scale, y_scale, axis_x, roofs="memory_roofs",
                                          labels="memory_roof_labels"), joins, points]}
+
+
+def with_panel(roofline: vl.Spec, panels: list[vl.Spec]) -> vl.Spec:
+    """The roofline, with the memory panel under it when there is one: a column of its own, scales and legends
+    independent like the whole chart's (the roofline's level legend stands for both)."""
+    if not panels:
+        return roofline
+    independent = {channel: "independent" for channel in ("color", "opacity", "shape", "size", "stroke")}
+    return {"vconcat": [roofline, *panels], "spacing": 24, "resolve": {"scale": independent}}

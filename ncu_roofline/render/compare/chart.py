@@ -32,7 +32,8 @@ from ..analysis.chart import (
 )
 from ..numbers import format_number, format_si
 from ..safe_text import for_chart
-from .memory_panel import PANEL_HEADS_VIEW, PANEL_NAME, panel_layout, panel_rows, panel_view
+from ..analysis.memory_panel import PANEL_NAME, with_panel
+from .memory_panel import PANEL_HEADS_VIEW, panel_layout, panel_rows, panel_view
 
 CHART_STEM = "compare"
 HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
@@ -242,16 +243,15 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     # The page's <title>, and the roof label layout per plot size so the page fills the window (chart_files).
     fit: vl.Spec = {"sizes": fits}
     heads = [HEADS_VIEW]
-    if not panel.empty:
-        layout = panel_layout(panel, peaks, LEVEL_COLOURS, [ROOFLINE_HEIGHT_PX, *(f["height"] for f in fits)])
+    if not panel.empty:  # under the roofline, as wide: a plot size too narrow for its columns is not offered
+        layout = panel_layout(panel, peaks, LEVEL_COLOURS, [ROOFLINE_WIDTH_PX, *(f["width"] for f in fits)])
         view = panel_view(layout, colour={**colour, "legend": None}, shape_title="level (base point)",
-                          shapes=LEVEL_SHAPES, levels=levels, emphasis=emphasis, tooltip=tooltip,
-                          height=ROOFLINE_HEIGHT_PX)
-        body = {"hconcat": [{"name": "roofline", **body}, view], "spacing": 30,
-                "resolve": {"scale": {"shape": "independent", "color": "independent", "opacity": "independent"}}}
-        fit = {"view": "roofline", "follow": [PANEL_NAME], "sizes": [
-            {**f, "datasets": {**f["datasets"], "memory_roof_labels": layout["labels"][f["height"]]}} for f in fits]}
-        datasets.update({"memory_roofs": layout["roofs"], "memory_roof_labels": layout["labels"][ROOFLINE_HEIGHT_PX],
+                          shapes=LEVEL_SHAPES, levels=levels, emphasis=emphasis, tooltip=tooltip)
+        body = with_panel({"name": "roofline", **body}, [view])
+        fit = {"view": "roofline", "sizes": [
+            {**f, "datasets": {**f["datasets"], "memory_roof_labels": layout["labels"][f["width"]]},
+             "views": {PANEL_NAME: {"width": f["width"]}}} for f in fits if f["width"] in layout["fits"]]}
+        datasets.update({"memory_roofs": layout["roofs"], "memory_roof_labels": layout["labels"][ROOFLINE_WIDTH_PX],
                          "memory_arrows": panel})
         heads.append(PANEL_HEADS_VIEW)
     return vl.top_level({

@@ -4,7 +4,7 @@ A kernel whose FLOP/s is zero or unknown on both sides has no point on the log-l
 what a gate judged (a copy or a halo exchange getting slower). Like the analyze chart's panel
 (render/analysis/memory_panel.py, whose geometry this reuses), each such kernel gets a column, named on the x
 axis, and per memory level an arrow from its base bytes/s to its head bytes/s (hollow base mark, filled head
-mark, coloured by verdict), with the head run's memory roofs as horizontal lines.
+mark, coloured by verdict), with the head run's memory roofs as horizontal lines. Under the roofline, as wide.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from ...core.vocabulary import LEVELS, display
 from .. import vegalite as vl
 from ..analysis.memory_panel import (
     LEVEL_OFFSETS,
+    PANEL_HEIGHT_PX,
+    PANEL_NAME,
     PANEL_TITLE,
     PANEL_Y_TITLE,
     panel_domains,
@@ -31,8 +33,8 @@ from ..numbers import format_si
 from ..placement import Plot
 
 PANEL_HEADS_VIEW = "memory_heads"
-PANEL_NAME = "memory_panel"
 NAME_LEN = 32  # column names on the x axis, turned: short enough to leave the plot its height
+MIN_SLOT_PX = 20  # names turned 45°: 20 px apart leaves 14 px between two, room for a 9 px line
 _LEVEL_KEYS = {display(level): level for level in LEVELS}
 
 
@@ -72,24 +74,26 @@ def _marks(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate([base["bw_base"].to_numpy(float), head["bw_head"].to_numpy(float)]))
 
 
-def panel_layout(rows: pd.DataFrame, peaks: dict[str, float], colours: dict[str, str], heights: list[int]) -> dict:
-    """Domains, width, roofs and the roof labels placed for each plot height in `heights` (JSON rows)."""
+def panel_layout(rows: pd.DataFrame, peaks: dict[str, float], colours: dict[str, str], widths: list[int]) -> dict:
+    """Domains, the panel's width under a plot of each of `widths` (the first is the spec's own), the roofs, and
+    the roof labels placed for each of those widths (JSON rows); `fits`: the widths the panel can follow exactly."""
     slots = int(rows["slot"].max()) + 1
     values = np.concatenate([rows["bw_base"].to_numpy(float), rows["bw_head"].to_numpy(float)])
     x_domain, y_domain = panel_domains(values, peaks, slots)
-    width = panel_width(slots)
     xs, ys = _marks(rows)
-    labels = {height: vl.records(panel_labels(Plot(width, height, x_domain, y_domain, x_log=False), peaks, colours,
-                                              xs, ys, size=110))
-              for height in dict.fromkeys(heights)}
+    sizes = {width: panel_width(slots, width, MIN_SLOT_PX) for width in dict.fromkeys(widths)}
+    labels = {width: vl.records(panel_labels(Plot(size, PANEL_HEIGHT_PX, x_domain, y_domain, x_log=False), peaks,
+                                             colours, xs, ys, size=110))
+              for width, size in sizes.items()}
     names = rows.drop_duplicates("slot").sort_values("slot")["kernel_name"]
-    return {"x_domain": x_domain, "y_domain": y_domain, "width": width, "labels": labels,
+    return {"x_domain": x_domain, "y_domain": y_domain, "width": sizes[widths[0]], "labels": labels,
+            "fits": {width for width, size in sizes.items() if size == width},
             "roofs": panel_roofs(peaks, x_domain, colours),
             "ticks": [short_kernel_name(name, NAME_LEN) for name in names]}
 
 
 def panel_view(layout: dict, *, colour: vl.Spec, shape_title: str, shapes: dict[str, str], levels: list[str],
-               emphasis: vl.Spec, tooltip: list[vl.Spec], height: int) -> vl.Spec:
+               emphasis: vl.Spec, tooltip: list[vl.Spec]) -> vl.Spec:
     """The panel as a layered view over the datasets `memory_roofs`, `memory_roof_labels`, `memory_arrows`."""
     x_scale, y_scale = panel_scales(layout["x_domain"], layout["y_domain"])
     axis_x = slot_axis(layout["ticks"], None, labelAngle=-45, labelFontSize=9, labelLimit=0)
@@ -121,6 +125,6 @@ def panel_view(layout: dict, *, colour: vl.Spec, shape_title: str, shapes: dict[
         "encoding": {**xy("bw_head"), "color": colour, "shape": vl.channel("head_shape:N", scale=None),
                      "angle": vl.channel("angle:Q", scale=None), "opacity": emphasis, "tooltip": tips},
     }
-    return {"name": PANEL_NAME, "title": PANEL_TITLE, "width": layout["width"], "height": height,
+    return {"name": PANEL_NAME, "title": PANEL_TITLE, "width": layout["width"], "height": PANEL_HEIGHT_PX,
             "layer": [*panel_roof_layers(x_scale, y_scale, axis_x, roofs="memory_roofs",
                                          labels="memory_roof_labels"), rules, base_points, head_points]}
