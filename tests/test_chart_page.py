@@ -32,9 +32,8 @@ STATE = """() => {
     return {plot, room: document.body.clientWidth, overhead: drawn - plot,
             arrangement: document.body.dataset.arrangement,
             plotBox: document.querySelector('g.roofline_group path.background').getBBox().width,
-            plotHeight: document.querySelector('g.roofline_group path.background').getBBox().height,
-            panelHeight: (document.querySelector('g.memory_panel_group path.background') || {getBBox: () => ({})})
-                .getBBox().height};
+            panelWidth: (document.querySelector('g.memory_panel_group path.background') || {getBBox: () => ({})})
+                .getBBox().width};
 }"""
 
 
@@ -108,8 +107,8 @@ def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, 
         if state["plot"] != min(sizes):
             assert state["plot"] + state["overhead"] <= state["room"]  # nothing scrolls sideways
         assert overlapping_pairs(tab.evaluate(QUADS)) == [], (name, window)  # the memory panel's texts too
-        # The memory panel (the example's rank 5, climate-seg's 11 kernels without FLOPs) is as high as the plot.
-        assert abs(state["panelHeight"] - state["plotHeight"]) <= 1, (name, state)
+        # The memory panel under the plot (the example's rank 5, climate-seg's 11 kernels without FLOPs) is as wide.
+        assert abs(state["panelWidth"] - state["plot"]) <= 1, (name, state)
         if name.startswith("climate-seg") and window == 1366:
             # 40 long names beside the plot leave it no room at 1366 px: the bars go under it, and the plot,
             # now as wide as the window allows, is wider than the narrowest size the side-by-side page has
@@ -121,13 +120,12 @@ def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, 
 
 def test_the_page_redraws_wider_when_the_window_grows(browser, tmp_path):
     page = _pages(tmp_path)["example"]
-    # 1800 px: side by side (at 1600 the example's plot, legends, memory panel and bars no longer fit in a row)
-    tab = browser.new_page(viewport={"width": 1800, "height": 1000})
+    tab = browser.new_page(viewport={"width": 1600, "height": 1000})
     tab.goto(page.as_uri())
     narrow = _shown(tab)
     tab.set_viewport_size({"width": 2400, "height": 1000})
     wide = _shown(tab, previous=narrow["plot"])
-    # 600 px more room: the plot grows by the largest step of the ladder that still fits.
+    # 800 px more room: the plot grows by the largest step of the ladder that still fits.
     sizes = tab.evaluate("() => spec.usermeta.fit.sizes.map(size => size.width)")
     assert wide["plot"] > narrow["plot"]
     assert wide["plot"] == _widest(sizes, wide["room"], wide["overhead"])
@@ -156,9 +154,13 @@ def test_the_compare_page_fills_the_window_too(browser, tmp_path, window):
             + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
         const plot = Number(document.body.dataset.plotWidth);
         return {plot, room: document.body.clientWidth, overhead: drawn - plot,
-                heads: document.querySelectorAll('g.heads_marks path').length}; }""")
+                heads: document.querySelectorAll('g.heads_marks path').length,
+                panelHeads: document.querySelectorAll('g.memory_heads_marks path').length,
+                panelWidth: document.querySelector('g.memory_panel_group path.background').getBBox().width}; }""")
     sizes = [size["width"] for size in spec["usermeta"]["fit"]["sizes"]]
     assert state["plot"] == _widest(sizes, state["room"], state["overhead"]) and state["heads"] == 3, state
+    # copy, new and tiny (no FLOPs) have a head end in the memory panel under the plot, as wide (old was removed)
+    assert state["panelHeads"] == 3 and abs(state["panelWidth"] - state["plot"]) <= 1, state
     if window == 1920:
         assert state["plot"] > 640  # wider than the spec's own size
     assert overlapping_pairs(tab.evaluate(QUADS)) == []
