@@ -35,7 +35,8 @@ PANEL_MIN_SLOT_PX = 16  # narrowest column: room for a 2-digit rank and three ma
                         # not offered by the page, and the panel is wider than the plot where even 640 px is short
 PANEL_POINT_SIZE = 50  # fixed: the panel compares bandwidths, the roofline's sizes carry the time shares
 # Within a kernel's column: DRAM left, L2 centre, L1 right (in slots), so three equal bandwidths stay three marks.
-LEVEL_OFFSETS = {"dram": -0.3, "l2": 0.0, "l1": 0.3}
+LEVEL_OFFSETS = {level: 0.3 * (2 * i / (len(LEVELS) - 1) - 1) if len(LEVELS) > 1 else 0.0
+                 for i, level in enumerate(LEVELS)}
 PANEL_TITLE = "Memory only (no FLOPs)"
 PANEL_Y_TITLE = "achieved bandwidth (B/s)"
 PANEL_X_TITLE = "rank"
