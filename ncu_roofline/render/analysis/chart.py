@@ -155,13 +155,15 @@ RANK_LABEL_COLUMNS = ["rank", "text", "x", "y"]
 # ------------------------------------------------------------------------------------------------------ kernels
 
 
-def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | None = None) -> ChartData:
+def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | None = None, *,
+               panel: bool = True) -> ChartData:
     """Trim the kernel table to what the chart shows and reshape it for the marks.
 
     The first `ctx.top` kernels by rank that can be drawn are: on the roofline when a kernel has FLOPs, a
     positive FLOP/s and at least one positive intensity (log axes cannot show zero or missing values), else in
     the memory panel when it has a positive bytes/s at one level at least (a copy, or a capture without FLOP
-    counters). One precision's chart (`ctx.precision`) has no panel: a kernel without that precision's work is
+    counters). One precision's chart (`ctx.precision`) has no panel (nor has `panel=False`, for a caller that
+    draws its own, like compare's): a kernel without that precision's work is
     not a memory-only kernel. The bar chart shows the first `ctx.top` kernels by rank that have a headroom. The
     rest stays out of the spec and is counted in the subtitle. `extra` (columns ai, flop_per_s) are further
     points the axes must show: analytic points drawn beside the kernels.
@@ -172,7 +174,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     zero_flops = flop_total == 0
     missing = ~zero_flops & ~(_positive(flop_total) & _positive(table["flop_per_s"]) & has_level.any(axis=1))
     drawable = ~zero_flops & ~missing
-    memory_only = ~drawable & (False if ctx.precision else panel_kernels(table))
+    memory_only = ~drawable & (False if ctx.precision or not panel else panel_kernels(table))
     chosen = drawable | memory_only
     chosen &= chosen.cumsum() <= ctx.top
     on_roofline, in_panel = chosen & drawable, chosen & memory_only
@@ -228,15 +230,15 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     roofs = pd.DataFrame(roof_rows, columns=ROOF_COLUMNS)
     roof_labels = pd.DataFrame(label_rows, columns=ROOF_LABEL_COLUMNS)
     rank_labels = pd.DataFrame(rank_rows, columns=RANK_LABEL_COLUMNS)
-    panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
-    fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, panel)
+    drawn_panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
+    fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, drawn_panel)
     ridges = ridge_frame(peaks, compute, memory, x_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
     subtitle = _subtitle(ctx, total=len(table), drawn=int(on_roofline.sum()), panel=int(in_panel.sum()),
                          zero_flops=int((zero_flops & ~memory_only).sum()), missing=int((missing & ~memory_only).sum()),
                          beyond=int(((drawable | memory_only) & ~chosen).sum()), partial=partial,
-                         panel_partial=panel.partial if panel is not None else 0)
+                         panel_partial=drawn_panel.partial if drawn_panel is not None else 0)
     if off_scale:
         subtitle.append(f"Off the axes (far from all other kernels, see the bars and tooltips): "
                         f"{', '.join(map(str, off_scale))}")
@@ -245,7 +247,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         subtitle.append(f"{unlabelled} crowded point{'s' if unlabelled > 1 else ''} without a rank number: "
                         "hover or zoom to read them")
     return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
-                     tuple(off_scale), unit, fits, panel)
+                     tuple(off_scale), unit, fits, drawn_panel)
 
 
 def fit_height(width: float) -> int:

@@ -154,7 +154,7 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     """
     roofs = chart_data(_roof_frame(base_kernels, head_kernels), ChartContext(
         gpu=ctx.gpu, ceiling_source=ctx.ceiling_source, clock=ctx.clock, inputs=ctx.inputs,
-        top=len(base_kernels) + len(head_kernels) or 1))
+        top=len(base_kernels) + len(head_kernels) or 1), panel=False)
     arrows = arrow_rows(comparison_kernels, ctx.top, base_kernels, head_kernels)
     moved = arrows["has_base"] & arrows["has_head"] & ((arrows["x_base"] != arrows["x_head"])
                                                        | (arrows["y_base"] != arrows["y_head"]))
