@@ -188,3 +188,38 @@ def test_climate_seg_top_10_are_all_drawn_with_their_rank(climate):
     pad = climate.kernels.set_index("rank").loc[3]
     dram = next(row for row in spec["datasets"]["memory_points"] if row["rank"] == 3 and row["level"] == "DRAM")
     assert dram["bytes_per_s"] == pytest.approx(pad["bytes_dram"] / pad["time_s"])
+
+
+def test_a_capture_without_flop_counters_draws_every_kernel_in_the_panel_with_exit_0_and_a_legend(tmp_path):
+    """cuda-roofline/output_A100.csv holds DRAM, L2 and L1 bytes and no FLOP counter: its 4 kernels cannot sit on
+    the roofline. The chart draws all 4 in the memory panel (ranks 1-4), says why the roofline is empty, and
+    its legend lists the three levels (no legend drawn as a bare title: the roofline has no time share to show)."""
+    sample = SAMPLES / "cuda-roofline" / "output_A100.csv"
+    if not sample.exists():
+        pytest.skip("cuda-roofline/output_A100.csv not in ../shared/ncu-samples")
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+
+    result = CliRunner().invoke(app, ["analyze", str(sample), "--gpu", "NVIDIA A100-PCIE-40GB", "-o",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    spec = json.loads((tmp_path / "out" / "roofline.vl.json").read_text())
+    assert spec["datasets"]["points"] == []
+    assert {row["rank"] for row in spec["datasets"]["memory_points"]} == {1, 2, 3, 4}
+    assert spec["title"]["subtitle"][1:] == ["0 of 4 kernels on the roofline, 4 in the memory panel (bytes, no FLOPs)",
+                                             "Nothing to draw on the roofline: no kernel of the top has a FLOP count "
+                                             "and an intensity"]
+    roofline, panel = spec["hconcat"][0]["vconcat"]
+    points = next(layer for layer in roofline["layer"] if layer.get("name") == "points")["encoding"]
+    assert points["color"]["scale"]["domain"] == ["DRAM", "L2", "L1"] and "legend" not in points["color"]
+    assert points["stroke"]["legend"] is None and points["size"]["legend"] is None
+    # The cutlass GEMM (rank 1, 6 launches): its summed DRAM bytes over its summed time (790 ms), and that over
+    # its own DRAM roof, as the tooltip's "of this level's roof"; the line drawn is the run's DRAM roof.
+    table = pd.read_parquet(tmp_path / "out" / "kernels.parquet").set_index("rank")
+    kernel = next(row for row in spec["datasets"]["memory_points"] if row["rank"] == 1 and row["level"] == "DRAM")
+    rate = table.loc[1, "bytes_dram"] / table.loc[1, "time_s"]
+    assert kernel["bytes_per_s"] == pytest.approx(rate)
+    assert kernel["of_roof"] == f"{100 * rate / table.loc[1, 'peak_bytes_per_s_dram']:.1f} %"
+    roofs = {row["roof"]: row["peak"] for row in spec["datasets"]["memory_roofs"]}
+    assert roofs["DRAM"] == pytest.approx(table["peak_bytes_per_s_dram"].median())

@@ -197,7 +197,8 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         "headroom_scaled": kept["headroom_s"].astype(float) * unit[1],
         "flop_per_s": kept["flop_per_s"].astype(float),
         "on_roofline": on_roofline[kept.index].to_numpy(),
-        "in_panel": in_panel[kept.index].to_numpy(),
+        # in_panel only where there is a panel: a chart without one keeps its spec as it was
+        **({"in_panel": in_panel[kept.index].to_numpy()} if in_panel.any() else {}),
         "in_bars": in_bars[kept.index].to_numpy(),
     }).reset_index(drop=True)
 
