@@ -551,3 +551,24 @@ def test_chart_always_draws_the_kernels_that_failed_a_gate(runs):
     assert spec["title"]["subtitle"][2] == ("2 of 7 kernels on the roofline, 1 in the memory panel (bytes, no FLOPs), "
                                             "largest time change first, and 2 more that failed a gate; "
                                             "4 left out (beyond the top 1)")
+
+
+def test_miniweather_chart_draws_both_kernels_that_failed_the_gate():
+    """MW_Baseline → MW_DivToMult with time_s>+5%: set_halo_values_x_396 (+12.4 %) and _419 (+6.8 %) fail; they
+    count no FLOP (FP64 halo copies), so compare.html once left both out. They are in the memory panel now."""
+    if not (MW / "MW_Baseline.ncu-rep").exists():
+        pytest.skip("NCAR-GPU_workshop reports not in ../shared/ncu-samples")
+    pytest.importorskip("ncu_report")
+    from ncu_roofline.render.compare.chart import compare_chart
+
+    result = compare(analyze(MW / "MW_Baseline.ncu-rep"), analyze(MW / "MW_DivToMult.ncu-rep"),
+                     gates=["time_s>+5%"])
+    failed = set(result.kernels.loc[result.kernels["gates_failed"] != "", "kernel_name"])
+    assert failed == {"set_halo_values_x_396_gpu", "set_halo_values_x_419_gpu"}
+    spec = compare_chart(result.kernels, base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                         ctx=result.chart_context(20))
+    panel = pd.DataFrame(spec["datasets"]["memory_arrows"])
+    assert set(panel["kernel_name"]) == failed and set(panel["verdict"]) == {"regression"}
+    assert (panel["has_bw_base"] & panel["has_bw_head"]).all()  # an arrow at every level they have bytes for
+    drawn = {row["kernel_name"] for row in spec["datasets"]["arrows"] if row["has_base"] or row["has_head"]}
+    assert drawn | set(panel["kernel_name"]) == set(result.kernels["kernel_name"])  # all 5 kernels drawn
