@@ -162,11 +162,10 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     The first `ctx.top` kernels by rank that can be drawn are: on the roofline when a kernel has FLOPs, a
     positive FLOP/s and at least one positive intensity (log axes cannot show zero or missing values), else in
     the memory panel when it has a positive bytes/s at one level at least (a copy, or a capture without FLOP
-    counters). One precision's chart (`ctx.precision`) has no panel (nor has `panel=False`, for a caller that
-    draws its own, like compare's): a kernel without that precision's work is
-    not a memory-only kernel. The bar chart shows the first `ctx.top` kernels by rank that have a headroom. The
-    rest stays out of the spec and is counted in the subtitle. `extra` (columns ai, flop_per_s) are further
-    points the axes must show: analytic points drawn beside the kernels.
+    counters). No panel in one precision's chart (`ctx.precision`: a kernel without that precision's work is not
+    memory-only) nor with `panel=False` (compare draws its own). The bars show the first `ctx.top` kernels by rank
+    that have a headroom. The rest stays out of the spec and is counted in the subtitle. `extra` (columns ai,
+    flop_per_s) are further points the axes must show: analytic points drawn beside the kernels.
     """
     table = kernels.sort_values("rank", kind="stable").reset_index(drop=True)
     flop_total = pd.to_numeric(table["flop_total"], errors="coerce")
@@ -197,7 +196,6 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         "headroom_scaled": kept["headroom_s"].astype(float) * unit[1],
         "flop_per_s": kept["flop_per_s"].astype(float),
         "on_roofline": on_roofline[kept.index].to_numpy(),
-        # in_panel only where there is a panel: a chart without one keeps its spec as it was
         **({"in_panel": in_panel[kept.index].to_numpy()} if in_panel.any() else {}),
         "in_bars": in_bars[kept.index].to_numpy(),
     }).reset_index(drop=True)
