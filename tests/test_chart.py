@@ -94,14 +94,24 @@ def ctx() -> ChartContext:
                         clock="max", inputs=["step.csv"])
 
 
+def view_named(spec: dict, name: str) -> dict:
+    """A view by name, through concatenations (the roofline sits over its memory panel when it has one)."""
+    if spec.get("name") == name:
+        return spec
+    for child in spec.get("hconcat", []) + spec.get("vconcat", []):
+        if found := view_named(child, name):
+            return found
+    return {}
+
+
 def dataset_of_layer(spec: dict, layer_index: int) -> list[dict]:
     """The inlined rows that layer `layer_index` of the roofline draws."""
-    name = spec["hconcat"][0]["layer"][layer_index]["data"]["name"]
+    name = view_named(spec, "roofline")["layer"][layer_index]["data"]["name"]
     return spec["datasets"][name]
 
 
 def layer_with_mark(spec: dict, mark: str) -> tuple[int, dict]:
-    for index, layer in enumerate(spec["hconcat"][0]["layer"]):
+    for index, layer in enumerate(view_named(spec, "roofline")["layer"]):
         if layer["mark"]["type"] == mark and layer["encoding"]["x"]["field"] in {"x", "ai"}:
             if mark != "line" or "detail" in layer["encoding"] and layer["encoding"]["detail"]["field"] == "roof":
                 return index, layer
@@ -152,22 +162,64 @@ def test_each_kernel_is_drawn_once_per_level_at_its_achieved_flop_per_s(kernels,
     }
 
 
-def test_kernels_without_flops_or_data_are_left_out_and_counted(kernels, ctx):
+def test_kernels_with_bytes_and_no_flops_are_drawn_in_the_memory_panel_and_counted(kernels, ctx):
     spec = roofline_spec(kernels, ctx)
     subtitle = spec["title"]["subtitle"]
     assert subtitle[0] == "Ceilings: built-in table (NVIDIA A100 datasheet) · clock: max · input: step.csv"
-    assert subtitle[1] == "2 of 4 kernels drawn; left out: 1 with zero FLOPs, 1 with missing data"
+    assert subtitle[1] == "2 of 4 kernels on the roofline, 2 in the memory panel (bytes, no FLOPs)"
     assert spec["title"]["text"] == "Hierarchical roofline — NVIDIA A100-SXM4-40GB"
     # The copy still has headroom, so it is a bar; the kernel without a headroom is not.
     data = chart_data(kernels, ctx)
     assert data.kernels.loc[data.kernels["in_bars"], "rank"].tolist() == [1, 2, 3]
+    # The copy moves 1e9 bytes at each level in 1 ms: 1e12 B/s, 1e12 / 1.56e12 = 64.1 % of the DRAM roof; the
+    # mystery kernel 1e8 bytes in 0.5 ms: 2e11 B/s. Columns by rank, DRAM left of L2 left of L1.
+    panel = pd.DataFrame(spec["datasets"]["memory_points"])
+    by_level = {(row.rank, row.level): row.bytes_per_s for row in panel.itertuples()}
+    assert by_level == {(3, "DRAM"): 1e12, (3, "L2"): 1e12, (3, "L1"): 1e12,
+                        (4, "DRAM"): 2e11, (4, "L2"): 2e11, (4, "L1"): 2e11}
+    copy = panel[panel["rank"] == 3].set_index("level")
+    assert copy.loc["DRAM", "of_roof"] == "64.1 %" and copy.loc["L1", "bandwidth"] == "1.00 TB/s"
+    assert copy.loc["DRAM", "x"] < copy.loc["L2", "x"] < copy.loc["L1", "x"]
+    assert set(panel.loc[panel["rank"] == 4, "slot"]) == {1}
+    # Its roofs: one horizontal line per memory level at the roofline's own peaks.
+    roofs = pd.DataFrame(spec["datasets"]["memory_roofs"])
+    assert dict(zip(roofs["roof"], roofs["peak"])) == {"DRAM": 1.56e12, "L2": 5.5e12, "L1": 19e12}
+    assert (roofs["y"] == roofs["peak"]).all()
+    # The rank numbers are the panel's x labels, in rank order.
+    # Under the roofline, as wide; the bars beside both.
+    assert [view.get("name") for view in spec["hconcat"][0]["vconcat"]] == ["roofline", "memory_panel"]
+    panel_view = view_named(spec, "memory_panel")
+    assert panel_view["width"] == ROOFLINE_WIDTH_PX
+    axis = panel_view["layer"][-1]["encoding"]["x"]["axis"]
+    assert axis["values"] == [0, 1] and axis["labelExpr"].startswith('["3", "4"]')
+    # Same tooltip as the points on the roofline, after the panel's own lines.
+    roofline_tooltip = [t["title"] for t in view_named(spec, "roofline")["layer"][3]["encoding"]["tooltip"]]
+    panel_tooltip = [t["title"] for t in panel_view["layer"][-1]["encoding"]["tooltip"]]
+    assert panel_tooltip[:4] == ["level", "rank", "achieved at this level", "of this level's roof"]
+    assert panel_tooltip[4:] == roofline_tooltip[2:]
+
+
+def test_a_kernel_with_neither_flops_nor_bytes_is_left_out_and_counted(kernels, ctx):
+    kernels.loc[3, ["bytes_dram", "bytes_l2", "bytes_l1"]] = math.nan  # the mystery kernel: nothing to draw
+    kernels.loc[2, ["bytes_l1"]] = math.nan  # the copy: no L1 count
+    data = chart_data(kernels, ctx)
+    assert data.subtitle[1] == ("2 of 4 kernels on the roofline, 1 in the memory panel (bytes, no FLOPs); left out: "
+                                "1 with missing data; 1 in the panel at fewer than 3 levels (missing bytes)")
+    assert sorted(data.panel.points["level"]) == ["DRAM", "L2"]
 
 
 def test_only_the_top_n_drawable_kernels_are_plotted(kernels, ctx):
     top_one = replace(ctx, top=1)
     data = chart_data(kernels, top_one)
     assert set(data.points["rank"]) == {1}
-    assert data.subtitle[1] == "1 of 4 kernels drawn; left out: 1 with zero FLOPs, 1 with missing data, 1 beyond the top 1"
+    # Ranks 2 (on the roofline), 3 and 4 (in the panel) could be drawn: beyond the top 1.
+    assert data.subtitle[1] == "1 of 4 kernels drawn; left out: 3 beyond the top 1"
+    assert data.panel is None
+    # Top 3: the roofline's two and the copy; the mystery kernel (rank 4) is beyond.
+    data = chart_data(kernels, replace(ctx, top=3))
+    assert data.subtitle[1] == "2 of 4 kernels on the roofline, 1 in the memory panel (bytes, no FLOPs); left out: " \
+        "1 beyond the top 3"
+    assert data.panel.ranks == (3,)
 
 
 def test_a_kernel_missing_one_intensity_is_drawn_at_the_others(kernels, ctx):
@@ -204,7 +256,21 @@ def test_a_run_with_nothing_drawable_still_gives_a_valid_chart(kernels, ctx):
     nothing = kernels.iloc[2:].copy()
     nothing[[c for c in kernels if c.startswith("peak_")]] = math.nan
     spec = roofline_spec(nothing, ctx)
-    assert spec["title"]["subtitle"][1] == "0 of 2 kernels drawn; left out: 1 with zero FLOPs, 1 with missing data"
+    assert spec["title"]["subtitle"][1] == "0 of 2 kernels on the roofline, 2 in the memory panel (bytes, no FLOPs)"
+    assert spec["title"]["subtitle"][2].startswith("Nothing to draw on the roofline")
+    assert {row["rank"] for row in spec["datasets"]["memory_points"]} == {3, 4}
+    assert spec["datasets"]["memory_roofs"] == []  # no roof known: the panel draws the bandwidths alone
+    # The legend lists the panel's levels; legends with nothing to list are left out, not drawn as a bare title.
+    points = view_named(spec, "roofline")["layer"][3]["encoding"]
+    assert points["color"]["scale"]["domain"] == ["DRAM", "L2", "L1"]
+    assert points["stroke"]["legend"] is None and points["size"]["legend"] is None
+
+
+def test_a_chart_where_every_kernel_has_flops_has_no_panel(kernels, ctx):
+    spec = roofline_spec(kernels.iloc[:2], ctx)
+    assert [view["name"] for view in spec["hconcat"]] == ["roofline", "headroom"]
+    assert not any(name.startswith("memory") for name in spec["datasets"])
+    assert spec["title"]["subtitle"][1] == "All 2 kernels drawn"
 
 
 def test_interaction_params_are_named_and_shared(kernels, ctx):
@@ -213,7 +279,7 @@ def test_interaction_params_are_named_and_shared(kernels, ctx):
     assert params["level"]["bind"] == "legend"
     assert params["kernel"]["select"] == {"type": "point", "fields": ["rank"], "on": "pointerover",
                                           "clear": "pointerout"}
-    assert len(params["kernel"]["views"]) == 2  # the points and the bars
+    assert params["kernel"]["views"] == ["points", "memory", "headroom"]  # the points, the panel's and the bars
     assert params["zoom"]["bind"] == "scales"
 
 
@@ -356,4 +422,6 @@ def test_five_thousand_kernels_stay_small_and_render(tmp_path, ctx):
     width, height = png_size(paths[1].read_bytes())
     assert width > ROOFLINE_WIDTH_PX and height > ROOFLINE_HEIGHT_PX
     spec = json.loads(paths[0].read_text())
-    assert spec["title"]["subtitle"][1] == "20 of 5000 kernels drawn; left out: 500 with zero FLOPs, 4480 beyond the top 20"
+    # Kernels 0, 10, 20, ... have no FLOPs: ranks 1 and 11 of the top 20 are in the memory panel.
+    assert spec["title"]["subtitle"][1] == ("18 of 5000 kernels on the roofline, 2 in the memory panel (bytes, no FLOPs); "
+                                            "left out: 4980 beyond the top 20")

@@ -127,3 +127,30 @@ def test_screenshot_is_not_blank(page):
         base64.b64encode(png).decode("ascii"),
     )
     assert colours > 50
+
+
+PANEL_SELECTOR = "g.mark-symbol.role-mark.memory_marks path"
+
+
+def test_the_memory_panel_draws_the_memset_at_each_level_and_hovering_it_links_its_bar(page):
+    """The memset (rank 4) has bytes and no FLOPs: not on the roofline, but in the memory panel, one mark per level
+    (1e9, 2e9 and 4e9 bytes in 0.25 ms: 4, 8 and 16 TB/s), its column labelled 4; its tooltip is the kernel's."""
+    tab, errors, _ = page
+    marks = tab.query_selector_all(PANEL_SELECTOR)
+    assert len(marks) == 3
+    ticks = tab.evaluate("() => Array.from(document.querySelectorAll('g.memory_panel_group text, "
+                         "g.role-axis text')).map(t => t.textContent)")
+    assert "4" in ticks and "Memory only (no FLOPs)" in tab.evaluate(
+        "() => Array.from(document.querySelectorAll('text')).map(t => t.textContent)")
+    box = marks[0].bounding_box()
+    tab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    tooltip = tab.wait_for_selector("#vg-tooltip-element", state="visible")
+    text = tooltip.inner_text()
+    assert "[CUDA memset]" in text and "achieved at this level" in text and "TB/s" in text
+    opacity = "() => Array.from(document.querySelectorAll('%s')).map(p => Number(p.getAttribute('opacity')))"
+    assert tab.evaluate(opacity % PANEL_SELECTOR) == [0.95] * 3  # its three levels
+    assert max(tab.evaluate(opacity % POINT_SELECTOR)) < 0.5  # the roofline's kernels dim
+    bar_opacity = tab.evaluate(opacity % "g.mark-rect.role-mark path")
+    assert bar_opacity[3] == 1 and max(bar_opacity[:3]) < 1  # the memset's bar (rank 4) lights up
+    tab.mouse.move(1, 1)
+    assert errors == []

@@ -108,8 +108,10 @@ def test_climate_seg_spec_holds_every_ridge_point_and_names_its_off_scale_kernel
              ("flop_per_s_tensor", "bytes_per_s_dram")}
     tensor_dram = next(r for r in ridge_rows if r["ridge"] == "Tensor × DRAM")
     assert tensor_dram["x"] == pytest.approx(peaks["flop_per_s_tensor"] / peaks["bytes_per_s_dram"])
-    assert data.off_scale and any(str(r) in " ".join(data.subtitle) for r in data.off_scale)
-    assert data.y_domain[0] >= 1e9  # not stretched to the outliers' 100 kFLOP/s
+    # Ranks 48 and 49 sit decades below the rest: with every kernel drawn (top 49) they are named, not scaled to.
+    every = chart_data(climate.kernels, climate.chart_context(49))
+    assert every.off_scale and any(str(r) in " ".join(every.subtitle) for r in every.off_scale)
+    assert every.y_domain[0] >= 1e9  # not stretched to the outliers' 100 kFLOP/s
 
 
 def test_the_page_has_a_title_naming_gpu_and_input(tmp_path):
@@ -161,3 +163,63 @@ def test_a_tensor_type_bound_kernel_gets_its_headroom_bar():
                 yield from domains(value)
 
     assert any("Tensor FP16" in domain for domain in domains(result.chart().to_dict()))
+
+
+def test_climate_seg_top_10_are_all_drawn_with_their_rank(climate):
+    """Ranks 3, 4 and 6 (PadInput, S2B, TensorSlicing: 6.9, 6.8 and 4.2 ms of headroom) move bytes and count no
+    FLOP (V100 capture without FP64 counters, zero FP16/FP32/tensor work): AI = 0 or unknown, so not on the log
+    axes, but in the memory panel with their rank; the other seven on the roofline."""
+    for top in (10, 40):
+        spec = roofline_spec(climate.kernels, climate.chart_context(top))
+        on_roofline = {row["rank"] for row in spec["datasets"]["points"]}
+        in_panel = {row["rank"] for row in spec["datasets"]["memory_points"]}
+        assert set(range(1, 11)) <= on_roofline | in_panel
+        assert not on_roofline & in_panel
+        assert {3, 4, 6} <= in_panel and {1, 2, 5, 7, 8, 9, 10} <= on_roofline
+        assert len(on_roofline | in_panel) == top  # every kernel of the top N, each in one place
+    assert spec["title"]["subtitle"][1] == ("29 of 49 kernels on the roofline, 11 in the memory panel (bytes, no FLOPs); "
+                                            "left out: 9 beyond the top 40")
+    # Each panel column is labelled with its kernel's rank, the bars name the same ranks.
+    axis = spec["hconcat"][0]["vconcat"][1]["layer"][-1]["encoding"]["x"]["axis"]
+    assert axis["labelExpr"].startswith('["3", "4", "6", ')
+    bars = {row["rank"] for row in spec["datasets"]["kernels"] if row["in_bars"]}
+    assert in_panel <= bars
+    # PadInput (rank 3): its DRAM bandwidth is its DRAM bytes over its summed time (9.55 ms, 3 launches).
+    pad = climate.kernels.set_index("rank").loc[3]
+    dram = next(row for row in spec["datasets"]["memory_points"] if row["rank"] == 3 and row["level"] == "DRAM")
+    assert dram["bytes_per_s"] == pytest.approx(pad["bytes_dram"] / pad["time_s"])
+
+
+def test_a_capture_without_flop_counters_draws_every_kernel_in_the_panel_with_exit_0_and_a_legend(tmp_path):
+    """cuda-roofline/output_A100.csv holds DRAM, L2 and L1 bytes and no FLOP counter: its 4 kernels cannot sit on
+    the roofline. The chart draws all 4 in the memory panel (ranks 1-4), says why the roofline is empty, and
+    its legend lists the three levels (no legend drawn as a bare title: the roofline has no time share to show)."""
+    sample = SAMPLES / "cuda-roofline" / "output_A100.csv"
+    if not sample.exists():
+        pytest.skip("cuda-roofline/output_A100.csv not in ../shared/ncu-samples")
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+
+    result = CliRunner().invoke(app, ["analyze", str(sample), "--gpu", "NVIDIA A100-PCIE-40GB", "-o",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    spec = json.loads((tmp_path / "out" / "roofline.vl.json").read_text())
+    assert spec["datasets"]["points"] == []
+    assert {row["rank"] for row in spec["datasets"]["memory_points"]} == {1, 2, 3, 4}
+    assert spec["title"]["subtitle"][1:] == ["0 of 4 kernels on the roofline, 4 in the memory panel (bytes, no FLOPs)",
+                                             "Nothing to draw on the roofline: no kernel of the top has a FLOP count "
+                                             "and an intensity"]
+    roofline, panel = spec["hconcat"][0]["vconcat"]
+    points = next(layer for layer in roofline["layer"] if layer.get("name") == "points")["encoding"]
+    assert points["color"]["scale"]["domain"] == ["DRAM", "L2", "L1"] and "legend" not in points["color"]
+    assert points["stroke"]["legend"] is None and points["size"]["legend"] is None
+    # The cutlass GEMM (rank 1, 6 launches): its summed DRAM bytes over its summed time (790 ms), and that over
+    # its own DRAM roof, as the tooltip's "of this level's roof"; the line drawn is the run's DRAM roof.
+    table = pd.read_parquet(tmp_path / "out" / "kernels.parquet").set_index("rank")
+    kernel = next(row for row in spec["datasets"]["memory_points"] if row["rank"] == 1 and row["level"] == "DRAM")
+    rate = table.loc[1, "bytes_dram"] / table.loc[1, "time_s"]
+    assert kernel["bytes_per_s"] == pytest.approx(rate)
+    assert kernel["of_roof"] == f"{100 * rate / table.loc[1, 'peak_bytes_per_s_dram']:.1f} %"
+    roofs = {row["roof"]: row["peak"] for row in spec["datasets"]["memory_roofs"]}
+    assert roofs["DRAM"] == pytest.approx(table["peak_bytes_per_s_dram"].median())

@@ -22,6 +22,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples"
 CLIMATE = SAMPLES / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"
 V100 = "Tesla V100-SXM2-16GB"
+# An A100 export with byte counters and no FLOP counter at all (cuda-roofline/output_A100.csv): every kernel is in
+# the memory panel; it names no device, so its roofs come from --gpu.
+A100_NO_FLOPS = SAMPLES / "cuda-roofline" / "output_A100.csv"
+A100 = "NVIDIA A100-PCIE-40GB"
 
 QUADS = """() => Array.from(document.querySelectorAll('text')).filter(t => t.textContent.trim()).map(t => {
     const b = t.getBBox(), m = t.getScreenCTM();
@@ -59,6 +63,8 @@ def _svgs(tmp: Path) -> list[tuple[str, Path]]:
     runs: list[tuple[str, list[Path], dict]] = []
     if CLIMATE.exists():
         runs.append(("climate-seg top 40", [CLIMATE], {"gpu": V100, "top": 40}))
+    if A100_NO_FLOPS.exists():
+        runs.append(("A100 without FLOP counters", [A100_NO_FLOPS], {"gpu": A100, "top": 20}))
     for sample in sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".csv", ".ncu-rep", ".nsight-cuprof-report") or p.is_dir()):
         runs.append((f"{sample.parent.name}/{sample.name}", [sample], {"top": 20}))
     out = []
@@ -111,7 +117,24 @@ def test_climate_seg_top_40_has_no_overlapping_texts(laid_out):
         pytest.skip("climate-seg capture not in ../shared/ncu-samples")
     texts = named["climate-seg top 40"]
     assert len(texts) > 100  # titles, axes, 40 bar names, roof labels and rank numbers: all laid out
+    # ... and the memory panel's: its title, its three roof labels (the same texts as the roofline's) and the rank
+    # of each of its 11 columns (ranks 3, 4, 6, ... 33)
+    words = [t["text"] for t in texts]
+    assert "Memory only (no FLOPs)" in words
+    assert all(words.count(label) == 2 for label in ("DRAM 900 GB/s", "L2 3.13 TB/s", "L1 15.7 TB/s"))
+    assert {"3", "4", "6", "33"} <= set(words)
     assert overlapping_pairs(texts) == []
+
+
+def test_a_capture_without_flop_counters_draws_its_kernels_in_the_panel_without_overlap(laid_out):
+    named = dict(laid_out)
+    if "A100 without FLOP counters" not in named:
+        pytest.skip("cuda-roofline/output_A100.csv not in ../shared/ncu-samples")
+    words = [t["text"] for t in named["A100 without FLOP counters"]]
+    assert "Memory only (no FLOPs)" in words and {"1", "2", "3", "4"} <= set(words)
+    assert "memory level" in words and "DRAM" in words  # the legend lists the panel's levels
+    assert "time share" not in words  # no legend without entries (the roofline has no point)
+    assert overlapping_pairs(named["A100 without FLOP counters"]) == []
 
 
 def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):

@@ -31,7 +31,9 @@ STATE = """() => {
     const plot = Number(document.body.dataset.plotWidth);
     return {plot, room: document.body.clientWidth, overhead: drawn - plot,
             arrangement: document.body.dataset.arrangement,
-            plotBox: document.querySelector('g.roofline_group path.background').getBBox().width};
+            plotBox: document.querySelector('g.roofline_group path.background').getBBox().width,
+            panelWidth: (document.querySelector('g.memory_panel_group path.background') || {getBBox: () => ({})})
+                .getBBox().width};
 }"""
 
 
@@ -104,7 +106,9 @@ def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, 
         assert abs(state["plotBox"] - state["plot"]) <= 1, (name, state)  # the plot drawn is that wide
         if state["plot"] != min(sizes):
             assert state["plot"] + state["overhead"] <= state["room"]  # nothing scrolls sideways
-        assert overlapping_pairs(tab.evaluate(QUADS)) == [], (name, window)
+        assert overlapping_pairs(tab.evaluate(QUADS)) == [], (name, window)  # the memory panel's texts too
+        # The memory panel under the plot (the example's rank 5, climate-seg's 11 kernels without FLOPs) is as wide.
+        assert abs(state["panelWidth"] - state["plot"]) <= 1, (name, state)
         if name.startswith("climate-seg") and window == 1366:
             # 40 long names beside the plot leave it no room at 1366 px: the bars go under it, and the plot,
             # now as wide as the window allows, is wider than the narrowest size the side-by-side page has
@@ -150,9 +154,13 @@ def test_the_compare_page_fills_the_window_too(browser, tmp_path, window):
             + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
         const plot = Number(document.body.dataset.plotWidth);
         return {plot, room: document.body.clientWidth, overhead: drawn - plot,
-                heads: document.querySelectorAll('g.heads_marks path').length}; }""")
+                heads: document.querySelectorAll('g.heads_marks path').length,
+                panelHeads: document.querySelectorAll('g.memory_heads_marks path').length,
+                panelWidth: document.querySelector('g.memory_panel_group path.background').getBBox().width}; }""")
     sizes = [size["width"] for size in spec["usermeta"]["fit"]["sizes"]]
     assert state["plot"] == _widest(sizes, state["room"], state["overhead"]) and state["heads"] == 3, state
+    # copy, new and tiny (no FLOPs) have a head end in the memory panel under the plot, as wide (old was removed)
+    assert state["panelHeads"] == 3 and abs(state["panelWidth"] - state["plot"]) <= 1, state
     if window == 1920:
         assert state["plot"] > 640  # wider than the spec's own size
     assert overlapping_pairs(tab.evaluate(QUADS)) == []

@@ -105,7 +105,7 @@ def test_compare_spec_draws_the_gemm_arrow_up_from_base_to_head(runs):
     assert gemm_row["x_base"] == pytest.approx(5e8 / 60e6) == pytest.approx(gemm_row["x_head"])
     assert (gemm_row["y_base"], gemm_row["y_head"]) == (pytest.approx(5e12), pytest.approx(6.25e12))
     assert gemm_row["head_shape"] == "triangle-up"  # the head point is the arrowhead
-    [rule] = [view for view in views(spec) if view["mark"]["type"] == "rule"]
+    [rule] = [view for view in views(spec["vconcat"][0]) if view["mark"]["type"] == "rule"]  # the roofline's
     assert (rule["encoding"]["x2"], rule["encoding"]["y2"]) == ({"field": "x_head"}, {"field": "y_head"})
     # Drawn (Vega computes the angle from the view's size): straight up is 0° clockwise from up; the (32,1,1)
     # gemm_tile went from 50 to 60 µs for its 2e8 FLOP, 4e12 -> 3.33e12 FLOP/s, so it points straight down (180°).

@@ -354,8 +354,9 @@ def test_cli_outputs(tmp_path):
     html = (out / "compare.html").read_text()
     assert "cdn.jsdelivr" not in html and "https://cdn" not in html  # offline: scripts inlined
     spec = json.loads((out / "compare.vl.json").read_text())
-    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    marks = [layer["mark"]["type"] for layer in spec["vconcat"][0]["layer"]]  # the roofline over the memory panel
     assert "rule" in marks and marks.count("point") == 2
+    assert spec["vconcat"][1]["name"] == "memory_panel"
 
 
 def test_chart_arrows_use_head_roofs_and_dram_intensity(comparison):
@@ -497,3 +498,77 @@ def test_folders_are_runs(tmp_path):
     payload = json.loads(result.stdout)
     assert payload["base"]["label"] == str(tmp_path / "base" / "run.csv")
     assert payload["counts"]["added"] == 1
+
+
+def test_chart_draws_kernels_without_flops_in_the_memory_panel(comparison):
+    """copy, old, new and tiny count no FLOP: no point on the log axes, an arrow of bytes/s per level in the panel.
+    DRAM only (the fixture has no L2/L1 bytes). copy: 2 × 15 MB in 2 × 10 µs = 1.5 TB/s, in 2 × 10.1 µs
+    = 30e6 / 20.2e-6 = 1.485 TB/s (75.0 % → 74.3 % of the 2 TB/s roof); old_kernel (removed): 4 MB / 5 µs = 0.8 TB/s
+    on the base side only; new_kernel (added): 2 MB / 3 µs = 0.667 TB/s on the head side only."""
+    from ncu_roofline.render.compare.chart import compare_chart
+
+    spec = compare_chart(comparison.kernels, base_kernels=comparison.base.kernels,
+                         head_kernels=comparison.head.kernels, ctx=comparison.chart_context(20))
+    assert [view["name"] for view in spec["vconcat"]] == ["roofline", "memory_panel"]  # the panel under, as wide
+    assert spec["vconcat"][1]["width"] == spec["vconcat"][0]["width"]
+    panel = pd.DataFrame(spec["datasets"]["memory_arrows"])
+    assert set(panel["level"]) == {"DRAM"}
+    names = {name.split("(")[0] for name in panel["kernel_name"]}
+    assert names == {"copy_kernel", "old_kernel", "new_kernel", "tiny_kernel"}
+    copy = panel[panel["kernel_name"] == COPY].iloc[0]
+    assert (copy["bw_base"], copy["bw_head"]) == (pytest.approx(1.5e12), pytest.approx(30e6 / 20.2e-6))
+    assert copy["of_roof"] == "75.0 % → 74.3 %" and copy["angle"] == 180  # slower: the arrowhead points down
+    old = panel[panel["kernel_name"].str.startswith("old_kernel")].iloc[0]
+    assert old["has_bw_base"] and not old["has_bw_head"] and old["bw_base"] == pytest.approx(0.8e12)
+    new = panel[panel["kernel_name"].str.startswith("new_kernel")].iloc[0]
+    assert new["has_bw_head"] and not new["has_bw_base"] and new["bw_head"] == pytest.approx(2e6 / 3e-6)
+    roofs = pd.DataFrame(spec["datasets"]["memory_roofs"])
+    assert set(roofs["roof"]) == {"DRAM"} and set(roofs["y"]) == {2e12}  # the head run's roof, no L2/L1 known
+    # Each column is named on the x axis, in the comparison's order; hovering the panel's heads picks the kernel.
+    axis = spec["vconcat"][1]["layer"][0]["encoding"]["x"]["axis"]
+    assert len(axis["values"]) == panel["slot"].nunique() == 4
+    assert "memory_heads" in next(p for p in spec["params"] if p["name"] == "kernel")["views"]
+    assert spec["title"]["subtitle"][2] == ("3 of 7 kernels on the roofline, 4 in the memory panel (bytes, no FLOPs), "
+                                            "largest time change first")
+
+
+def test_chart_always_draws_the_kernels_that_failed_a_gate(runs):
+    """time_s>+10% fails gemm_tile (32,1,1) (+20 %) and tiny_kernel (1 → 2 µs, +100 %; gated with --min-time 0).
+    With --top 1 only the largest change (gemm_tile (64,1,1), -20 µs) is in the top, yet both failures are drawn:
+    gemm_tile (32,1,1) on the roofline, tiny_kernel (no FLOPs) in the memory panel."""
+    from ncu_roofline.render.compare.chart import compare_chart
+
+    result = compare(*runs, gates=["time_s>+10%"])
+    failed = result.kernels[result.kernels["gates_failed"] != ""]
+    assert {name.split("(")[0] for name in failed["kernel_name"]} == {"gemm_tile", "tiny_kernel"}
+    spec = compare_chart(result.kernels, base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                         ctx=result.chart_context(1))
+    arrows = pd.DataFrame(spec["datasets"]["arrows"])
+    on_roofline = arrows[arrows["has_base"] | arrows["has_head"]]
+    assert set(on_roofline["shape"]) == {"(64, 1, 1) × (128, 1, 1)", "(32, 1, 1) × (128, 1, 1)"}
+    panel = pd.DataFrame(spec["datasets"]["memory_arrows"])
+    assert {name.split("(")[0] for name in panel["kernel_name"]} == {"tiny_kernel"}
+    assert spec["title"]["subtitle"][2] == ("2 of 7 kernels on the roofline, 1 in the memory panel (bytes, no FLOPs), "
+                                            "largest time change first, and 2 more that failed a gate; "
+                                            "4 left out (beyond the top 1)")
+
+
+def test_miniweather_chart_draws_both_kernels_that_failed_the_gate():
+    """MW_Baseline → MW_DivToMult with time_s>+5%: set_halo_values_x_396 (+12.4 %) and _419 (+6.8 %) fail; they
+    count no FLOP (FP64 halo copies), so compare.html once left both out. They are in the memory panel now."""
+    if not (MW / "MW_Baseline.ncu-rep").exists():
+        pytest.skip("NCAR-GPU_workshop reports not in ../shared/ncu-samples")
+    pytest.importorskip("ncu_report")
+    from ncu_roofline.render.compare.chart import compare_chart
+
+    result = compare(analyze(MW / "MW_Baseline.ncu-rep"), analyze(MW / "MW_DivToMult.ncu-rep"),
+                     gates=["time_s>+5%"])
+    failed = set(result.kernels.loc[result.kernels["gates_failed"] != "", "kernel_name"])
+    assert failed == {"set_halo_values_x_396_gpu", "set_halo_values_x_419_gpu"}
+    spec = compare_chart(result.kernels, base_kernels=result.base.kernels, head_kernels=result.head.kernels,
+                         ctx=result.chart_context(20))
+    panel = pd.DataFrame(spec["datasets"]["memory_arrows"])
+    assert set(panel["kernel_name"]) == failed and set(panel["verdict"]) == {"regression"}
+    assert (panel["has_bw_base"] & panel["has_bw_head"]).all()  # an arrow at every level they have bytes for
+    drawn = {row["kernel_name"] for row in spec["datasets"]["arrows"] if row["has_base"] or row["has_head"]}
+    assert drawn | set(panel["kernel_name"]) == set(result.kernels["kernel_name"])  # all 5 kernels drawn

@@ -76,6 +76,14 @@ _FIT_SCRIPT = """\
       }
     }
   }
+  function find(node, name) {  // a view by name, in nested concatenations too (the roofline over its panel)
+    if (node.name === name) return node;
+    for (const child of node.hconcat || node.vconcat || node.concat || []) {
+      const found = find(child, name);
+      if (found) return found;
+    }
+    return null;
+  }
   function sized(size, under) {
     const copy = JSON.parse(JSON.stringify(spec));
     if (under && copy.hconcat) {  // one column; `fit.stacked` adjusts views for it (view name -> spec to merge)
@@ -83,9 +91,13 @@ _FIT_SCRIPT = """\
       delete copy.hconcat;
       for (const other of copy.vconcat) merge(other, (fit.stacked || {})[other.name] || {});
     }
-    const view = (copy.hconcat || copy.vconcat || [copy]).find(v => v.name === fit.view) || copy;
+    const view = find(copy, fit.view) || copy;
     view.width = size.width;
     view.height = size.height;
+    for (const [name, props] of Object.entries(size.views || {})) {  // views sized with the plot (memory panel)
+      const other = find(copy, name);
+      if (other) Object.assign(other, props);
+    }
     Object.assign(copy.datasets, size.datasets);
     return copy;
   }
@@ -118,7 +130,7 @@ _FIT_SCRIPT = """\
   vegaEmbed('#vis', spec, embedOpt).then(async (result) => {
     shown = result;
     if (!fit || !fit.sizes.length) return;
-    const view = (spec.hconcat || spec.vconcat || [spec]).find(v => v.name === fit.view) || spec;
+    const view = find(spec, fit.view) || spec;
     overheads[false] = drawnWidth() - view.width;
     current = fit.sizes.find(size => size.width === view.width && size.height === view.height) || null;
     await refit();

@@ -28,26 +28,32 @@ GAP_PX = 2.0
 
 @dataclass(frozen=True)
 class Plot:
-    """The plot's pixel frame: width, height and the log-log domains it shows."""
+    """The plot's pixel frame: width, height and the domains it shows, log-log unless `x_log` is False (the
+    memory panel's x is a linear slot per kernel; its y is log like the roofline's)."""
 
     width: float
     height: float
     x_domain: tuple[float, float]
     y_domain: tuple[float, float]
+    x_log: bool = True
+
+    def _x(self, x: np.ndarray | float | tuple[float, float]) -> np.ndarray:
+        return np.log10(x) if self.x_log else np.asarray(x, dtype=float)
 
     def to_px(self, x: np.ndarray | float, y: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        lx = np.log10(self.x_domain)
+        lx = self._x(self.x_domain)
         ly = np.log10(self.y_domain)
-        px = self.width * (np.log10(x) - lx[0]) / (lx[1] - lx[0])
+        px = self.width * (self._x(x) - lx[0]) / (lx[1] - lx[0])
         py = self.height * (1 - (np.log10(y) - ly[0]) / (ly[1] - ly[0]))
         return np.asarray(px, dtype=float), np.asarray(py, dtype=float)
 
     def to_data(self, px: float, py: float) -> tuple[float, float]:
         """Data coordinates of a pixel spot, to 7 significant digits: a thousandth of a pixel even on a 1920 px
         plot over ten decades, and half the digits in the spec, which holds a label layout per page size."""
-        lx = np.log10(self.x_domain)
+        lx = self._x(self.x_domain)
         ly = np.log10(self.y_domain)
-        x = 10 ** (lx[0] + px / self.width * (lx[1] - lx[0]))
+        x = lx[0] + px / self.width * (lx[1] - lx[0])
+        x = 10 ** x if self.x_log else x
         y = 10 ** (ly[0] + (1 - py / self.height) * (ly[1] - ly[0]))
         return float(f"{x:.7g}"), float(f"{y:.7g}")
 

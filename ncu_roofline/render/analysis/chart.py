@@ -18,8 +18,8 @@ from ...core.vocabulary import (
     FALLBACK_PRECISION,
     LEVELS,
     PRECISIONS,
-    TENSOR_TERMS,
     SOL_COMPLETE,
+    TENSOR_TERMS,
     TERMS,
     UNKNOWN_BOUND,
     ai_column,
@@ -33,6 +33,19 @@ from ..numbers import format_si
 from ..numbers import positive as _positive
 from ..placement import Plot
 from ..safe_text import for_chart
+from .context import ChartContext
+from .memory_panel import (
+    PANEL_NAME,
+    PANEL_VIEW,
+    MemoryPanel,
+    fits_under,
+    labels_at,
+    memory_panel,
+    panel_kernels,
+    panel_view,
+    with_panel,
+)
+from .subtitle import chart_subtitle
 from .tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
@@ -60,19 +73,6 @@ LABEL_MAX_LEN = 40
 
 
 @dataclass(frozen=True)
-class ChartContext:
-    """What the chart says about where its numbers come from; the kernels table carries the numbers."""
-
-    gpu: str
-    ceiling_source: str
-    clock: str  # "measured" or "max": which SM clock the ceilings assume
-    inputs: list[str]
-    top: int = 20
-    precision: str | None = None  # one precision's chart (`--precision`): its FLOP/s and its roof only
-    timeline: str | None = None  # with --nsys: how much of the run the profile covers, and the ranking it gives
-
-
-@dataclass(frozen=True)
 class ChartData:
     """The small frames the chart draws, cut down from the kernel table before any mark is built."""
 
@@ -88,6 +88,7 @@ class ChartData:
     off_scale: tuple[int, ...] = ()  # ranks of drawn kernels left off the axes (far from all the others)
     headroom_unit: tuple[str, float] = ("s", 1.0)  # the bars' unit and its factor from seconds
     fits: tuple[dict, ...] = ()  # per plot size of the page (FIT_WIDTHS_PX): width, height, its label rows
+    panel: MemoryPanel | None = None  # the drawn kernels with bytes and no FLOPs (render/analysis/memory_panel.py)
 
 
 # --------------------------------------------------------------------------------------------------------- roofs
@@ -154,14 +155,17 @@ RANK_LABEL_COLUMNS = ["rank", "text", "x", "y"]
 # ------------------------------------------------------------------------------------------------------ kernels
 
 
-def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | None = None) -> ChartData:
+def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | None = None, *,
+               panel: bool = True) -> ChartData:
     """Trim the kernel table to what the chart shows and reshape it for the marks.
 
-    Only the first `ctx.top` drawable kernels by rank go on the roofline; a kernel is drawable when it has FLOPs,
-    a positive FLOP/s and at least one positive intensity (log axes cannot show zero or missing values). The bar
-    chart shows the first `ctx.top` kernels by rank that have a headroom, drawable or not: a copy can hold
-    recoverable time too. Everything else stays out of the spec and is counted in the subtitle. `extra` (columns
-    ai, flop_per_s) are further points the axes must show: analytic points drawn beside the kernels.
+    The first `ctx.top` kernels by rank that can be drawn are: on the roofline when a kernel has FLOPs, a
+    positive FLOP/s and at least one positive intensity (log axes cannot show zero or missing values), else in
+    the memory panel when it has a positive bytes/s at one level at least (a copy, or a capture without FLOP
+    counters). No panel in one precision's chart (`ctx.precision`: a kernel without that precision's work is not
+    memory-only) nor with `panel=False` (compare draws its own). The bars show the first `ctx.top` kernels by rank
+    that have a headroom. The rest stays out of the spec and is counted in the subtitle. `extra` (columns ai,
+    flop_per_s) are further points the axes must show: analytic points drawn beside the kernels.
     """
     table = kernels.sort_values("rank", kind="stable").reset_index(drop=True)
     flop_total = pd.to_numeric(table["flop_total"], errors="coerce")
@@ -169,11 +173,14 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     zero_flops = flop_total == 0
     missing = ~zero_flops & ~(_positive(flop_total) & _positive(table["flop_per_s"]) & has_level.any(axis=1))
     drawable = ~zero_flops & ~missing
-    on_roofline = drawable & (drawable.cumsum() <= ctx.top)
+    memory_only = ~drawable & (False if ctx.precision or not panel else panel_kernels(table))
+    chosen = drawable | memory_only
+    chosen &= chosen.cumsum() <= ctx.top
+    on_roofline, in_panel = chosen & drawable, chosen & memory_only
     has_headroom = np.isfinite(pd.to_numeric(table["headroom_s"], errors="coerce").astype(float))
     in_bars = has_headroom & (has_headroom.cumsum() <= ctx.top)
 
-    kept = table[on_roofline | in_bars]
+    kept = table[chosen | in_bars]
     names = [for_chart(display_name(n, d))
              for n, d in zip(kept["kernel_name"], kept.get("kernel_demangled", kept["kernel_name"]))]
     short = distinct_labels(names, kept["grid"].astype("string").tolist(), kept["block"].astype("string").tolist(),
@@ -189,6 +196,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         "headroom_scaled": kept["headroom_s"].astype(float) * unit[1],
         "flop_per_s": kept["flop_per_s"].astype(float),
         "on_roofline": on_roofline[kept.index].to_numpy(),
+        **({"in_panel": in_panel[kept.index].to_numpy()} if in_panel.any() else {}),
         "in_bars": in_bars[kept.index].to_numpy(),
         # headroom from a speed of light that lacks terms: an upper bound, drawn pale with a dashed outline
         "upper_bound": ~kept[SOL_COMPLETE].astype(bool).to_numpy() if SOL_COMPLETE in kept
@@ -224,12 +232,15 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     roofs = pd.DataFrame(roof_rows, columns=ROOF_COLUMNS)
     roof_labels = pd.DataFrame(label_rows, columns=ROOF_LABEL_COLUMNS)
     rank_labels = pd.DataFrame(rank_rows, columns=RANK_LABEL_COLUMNS)
-    fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows})
+    drawn_panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
+    fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, drawn_panel)
     ridges = ridge_frame(peaks, compute, memory, x_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
-    subtitle = _subtitle(ctx, total=len(table), drawn=int(on_roofline.sum()), zero_flops=int(zero_flops.sum()),
-                         missing=int(missing.sum()), beyond=int((drawable & ~on_roofline).sum()), partial=partial)
+    subtitle = chart_subtitle(ctx, total=len(table), drawn=int(on_roofline.sum()), panel=int(in_panel.sum()),
+                         zero_flops=int((zero_flops & ~memory_only).sum()), missing=int((missing & ~memory_only).sum()),
+                         beyond=int(((drawable | memory_only) & ~chosen).sum()), partial=partial,
+                         panel_partial=drawn_panel.partial if drawn_panel is not None else 0)
     if off_scale:
         subtitle.append(f"Off the axes (far from all other kernels, see the bars and tooltips): "
                         f"{', '.join(map(str, off_scale))}")
@@ -238,7 +249,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         subtitle.append(f"{unlabelled} crowded point{'s' if unlabelled > 1 else ''} without a rank number: "
                         "hover or zoom to read them")
     return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
-                     tuple(off_scale), unit, fits)
+                     tuple(off_scale), unit, fits, drawn_panel)
 
 
 def fit_height(width: float) -> int:
@@ -249,49 +260,28 @@ def fit_height(width: float) -> int:
 
 
 def _fits(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame, sizes: np.ndarray,
-          labelled: set[str]) -> tuple[dict, ...]:
+          labelled: set[str], panel: MemoryPanel | None = None) -> tuple[dict, ...]:
     """The page's plot sizes (FIT_WIDTHS_PX), each with its own label layout. A size where a roof labelled at the
-    default size finds no room is not offered: the page never trades a roof's name for width."""
-    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes)
-            for width in FIT_WIDTHS_PX)
+    default size finds no room, or too narrow for the memory panel's columns, is not offered: the page never trades
+    a roof's name or a rank for width."""
+    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes, panel)
+            for width in FIT_WIDTHS_PX if panel is None or fits_under(panel, width))
     return tuple(fit for fit in fits if labelled <= {row["roof"] for row in fit["datasets"]["roof_labels"]})
 
 
 def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-         sizes: np.ndarray) -> dict:
-    """One plot size of the page: its width, height and the roof and rank labels placed for it (JSON rows)."""
+         sizes: np.ndarray, panel: MemoryPanel | None) -> dict:
+    """One plot size of the page: its width, height and the roof and rank labels placed for it (JSON rows); the
+    memory panel, as wide as the plot (`views`), has its roof labels placed for that width too."""
     _, roof_labels, rank_labels = _roof_rows(compute, memory, plot, points, sizes)
-    return {"width": int(plot.width), "height": int(plot.height),
-            "datasets": {"roof_labels": roof_labels, "rank_labels": rank_labels}}
+    fit = {"width": int(plot.width), "height": int(plot.height),
+           "datasets": {"roof_labels": roof_labels, "rank_labels": rank_labels}}
+    if panel is not None:
+        fit["datasets"]["memory_roof_labels"] = labels_at(panel, LEVEL_COLOURS, int(plot.width))
+        fit["views"] = {PANEL_NAME: {"width": int(plot.width)}}
+    return fit
 
 
-def _subtitle(ctx: ChartContext, *, total: int, drawn: int, zero_flops: int, missing: int, beyond: int,
-              partial: int) -> list[str]:
-    lines = [for_chart(f"Ceilings: {ctx.ceiling_source} · clock: {ctx.clock} · input: {fold_inputs(ctx.inputs)}")]
-    if ctx.timeline:
-        lines.insert(0, for_chart(ctx.timeline))
-    reasons = [
-        f"{count} {why}"
-        for count, why in ((zero_flops, "with zero FLOPs"), (missing, "with missing data"),
-                           (beyond, f"beyond the top {ctx.top}"))
-        if count
-    ]
-    kernels_word = "kernel" if total == 1 else "kernels"
-    if not total:
-        lines.append("No kernels to draw")
-    elif reasons:
-        lines.append(f"{drawn} of {total} {kernels_word} drawn; left out: " + ", ".join(reasons))
-    else:
-        lines.append(f"All {total} {kernels_word} drawn")
-    if partial:
-        lines[-1] += f"; {partial} drawn at fewer than {len(LEVELS)} levels (missing intensity)"
-    return lines
-
-
-# --------------------------------------------------------------------------------------------------------- chart
-
-# Roof labels follow a zoom: while `zoom` (the scale-bound interval) holds a domain, a label whose spot left the
-# view slides along its own roof back inside it, a sixth of the visible decades from the edges (room for its text).
 _VISIBLE = ("zoom && zoom.ai && zoom.flop_per_s", "pow(zoom.ai[1] / zoom.ai[0], 1 / 6)")
 ZOOMED_LABEL = {
     "lo": f"{_VISIBLE[0]} ? (datum.kind === 'memory' ? max(zoom.ai[0], zoom.flop_per_s[0] / datum.peak) "
@@ -362,7 +352,9 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     }
 
     # Legends list what is there, in a fixed order, with fixed colours: a level or bound keeps its colour across runs.
-    levels = [level for level in LEVEL_COLOURS if level in set(data.points["level"])]
+    # The level legend stands for the panel's points too, and is there even when the roofline has no point.
+    shown = set(data.points["level"]) | (set(data.panel.points["level"]) if data.panel is not None else set())
+    levels = [level for level in LEVEL_COLOURS if level in shown]
     bar_rows = data.kernels[data.kernels["in_bars"]]
     bounds = [bound for bound in BOUND_COLOURS if bound in set(bar_rows["bound"])]
     drawn_rows = data.kernels[data.kernels["on_roofline"]]
@@ -372,21 +364,23 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         "encoding": {**xy("ai", "flop_per_s"), "detail": vl.channel("rank:N"), "order": vl.channel("ai:Q"),
                      "opacity": vl.when("kernel", 0.6, 0.12)},
     }
+    lookup = ["label", "precision", *(f for f, _ in TOOLTIP_FIELDS)]
+    colour = vl.channel("level:N", title="memory level", scale=vl.ordinal_scale(levels, LEVEL_COLOURS))
+    shape = vl.channel("level:N", scale=vl.ordinal_scale(levels, LEVEL_SHAPES))
+    opacity = vl.when({"and": [{"param": "level"}, {"param": "kernel"}]}, 0.95, 0.03, ("level", 0.2))
+    # A legend with nothing to list (no point on the roofline) is left out rather than drawn as a title alone.
     points = {
         "name": "points", "data": {"name": "points"},
-        "transform": [{"lookup": "rank", "from": {"data": {"name": "kernels"}, "key": "rank",
-                                                  "fields": ["label", "precision", *(f for f, _ in TOOLTIP_FIELDS)]}}],
+        "transform": [{"lookup": "rank", "from": {"data": {"name": "kernels"}, "key": "rank", "fields": lookup}}],
         "mark": {"type": "point", "clip": True, "filled": True, "strokeWidth": 1.5},
         "encoding": {
-            **xy("ai", "flop_per_s", titled=True),
-            "color": vl.channel("level:N", title="memory level", scale=vl.ordinal_scale(levels, LEVEL_COLOURS)),
-            "shape": vl.channel("level:N", scale=vl.ordinal_scale(levels, LEVEL_SHAPES)),
+            **xy("ai", "flop_per_s", titled=True), "color": colour, "shape": shape,
             # The outline says which precision does most of the kernel's FLOPs: its y is the total of all of them.
             "stroke": vl.channel("precision:N", title="main precision (outline)",
-                                 scale=vl.ordinal_scale(mixes, BOUND_COLOURS)),
+                                 scale=vl.ordinal_scale(mixes, BOUND_COLOURS), **({} if mixes else {"legend": None})),
             "size": vl.channel("time_share:Q", title="time share", scale={"range": list(SIZE_RANGE), "zero": True},
-                               legend={"format": ".2~%"}),
-            "opacity": vl.when({"and": [{"param": "level"}, {"param": "kernel"}]}, 0.95, 0.03, ("level", 0.2)),
+                               legend={"format": ".2~%"} if len(data.points) else None),
+            "opacity": opacity,
             "order": vl.channel("time_share:Q", sort="descending"),
             "tooltip": [*vl.tooltip([("level:N", "level"), ("label:N", "rank")]), *_TOOLTIP],
         },
@@ -401,6 +395,12 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         "roofs": data.roofs, "roof_labels": data.roof_labels, "ridges": data.ridges, "points": data.points,
         "kernels": data.kernels, "rank_labels": data.rank_labels,
     }
+    panels: list[vl.Spec] = []
+    if data.panel is not None:
+        panels.append(panel_view(data.panel, colour=colour, shape=shape, opacity=opacity, lookup=lookup,
+                                 tooltip=_TOOLTIP))
+        datasets.update({"memory_roofs": data.panel.roofs, "memory_roof_labels": data.panel.roof_labels,
+                         "memory_points": data.panel.points})
     extra: list[vl.Spec] = []
     if model is not None:
         extra, model_data = model_layers(model, model_pairs, data.points, x_scale, y_scale)
@@ -434,11 +434,12 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     title = for_chart(f"Hierarchical roofline — {ctx.gpu}"
                       + (f" — {display(ctx.precision)} work only" if ctx.precision else ""))
     return vl.top_level({
-        "hconcat": [roofline, bars], "spacing": 30,
+        "hconcat": [with_panel(roofline, panels), bars], "spacing": 30,
         "params": [
             {"name": "level", "select": {"type": "point", "fields": ["level"]}, "bind": "legend", "views": ["points"]},
             {"name": "kernel", "select": {"type": "point", "fields": ["rank"], "on": "pointerover",
-                                          "clear": "pointerout"}, "views": ["points", "headroom"]},
+                                          "clear": "pointerout"},
+             "views": ["points", *([PANEL_VIEW] if panels else []), "headroom"]},
             {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": ["points"]},
         ],
         "resolve": {"scale": {channel: "independent" for channel in ("color", "opacity", "shape", "size", "stroke")}},

@@ -4,9 +4,11 @@ All three levels, as the analyze chart draws them (DRAM circle, L2 square, L1 tr
 arrowhead at the head point); the roofs are the head run's, drawn by the analyze chart's own helpers
 (`chart_data` computes roofs, labels and domains; only the marks are new here), so both charts agree on where a
 roof is. Added kernels are a lone head point, removed ones a lone base point. A level's intensity comes from the
-comparison table (DRAM) or from each run's kernel table by rank (L2, L1). Kernels with no FLOPs or no intensity
-cannot sit on log axes and are counted in the subtitle. Like roofline.html, compare.html takes the window's width
-(roof label layouts per size from `chart_data`; arrowheads turned by Vega from the size drawn).
+comparison table (DRAM) or from each run's kernel table by rank (L2, L1). The kernels drawn are the first `top` by
+time change and every kernel that failed a gate, wherever it ranks. A drawn kernel with no FLOPs (no intensity on
+the log axes) but bytes goes in the memory panel beside the roofline (render/compare/memory_panel.py); one with
+neither is counted in the subtitle. Like roofline.html, compare.html takes the window's width (roof label layouts
+per size from `chart_data`; arrowheads turned by Vega from the size drawn).
 """
 
 from __future__ import annotations
@@ -18,12 +20,22 @@ import pandas as pd
 
 from ...compare.changes import COMPARED_PER_LAUNCH
 from ...core.kernel_names import short_kernel_name
-from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, display
+from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, bytes_column, display
 from .. import vegalite as vl
-from ..analysis.chart import LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, ChartContext, chart_data, roofline_xy
+from ..analysis.chart import (
+    LEVEL_COLOURS,
+    LEVEL_SHAPES,
+    ROOFLINE_HEIGHT_PX,
+    ROOFLINE_WIDTH_PX,
+    ChartContext,
+    chart_data,
+    roofline_xy,
+)
+from ..analysis.memory_panel import PANEL_NAME, with_panel
 from ..numbers import format_number, format_si
 from ..safe_text import for_chart
 from .markdown import match_text
+from .memory_panel import PANEL_HEADS_VIEW, panel_layout, panel_rows, panel_view
 
 CHART_STEM = "compare"
 HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
@@ -49,28 +61,44 @@ def _roof_frame(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.Da
     return frame
 
 
-def _level_ai(rows: pd.DataFrame, level: str, side: str, kernels: pd.DataFrame | None) -> pd.Series:
-    """A level's intensity for one side: the comparison's own column (DRAM), else the run's table by rank."""
-    own = f"{ai_column(level)}_{side}"
-    if own in rows:
+def _by_rank(rows: pd.DataFrame, column: str, side: str, kernels: pd.DataFrame | None, *,
+             own_first: bool = True) -> pd.Series:
+    """A column of one side: the comparison's own (`<column>_<side>`), else the run's kernel table by rank."""
+    own = f"{column}_{side}"
+    if own_first and own in rows:
         return pd.to_numeric(rows[own], errors="coerce").astype(float)
-    if kernels is None or ai_column(level) not in kernels:
+    if kernels is None or column not in kernels:
         return pd.Series(np.nan, index=rows.index, dtype=float)
-    by_rank = kernels.set_index("rank")[ai_column(level)]
+    by_rank = kernels.set_index("rank")[column]
     return pd.to_numeric(rows[f"rank_{side}"].map(by_rank), errors="coerce").astype(float)
+
+
+def chosen_kernels(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The kernels the chart draws, in the comparison's order: the first `top` (largest time change first) and
+    every kernel that failed a gate, however far down it is: what a gate judged failing is always drawn."""
+    failed = (comparison_kernels["gates_failed"].fillna("").astype(str) != "").to_numpy() \
+        if "gates_failed" in comparison_kernels else np.zeros(len(comparison_kernels), dtype=bool)
+    return comparison_kernels[(np.arange(len(comparison_kernels)) < top) | failed].reset_index(drop=True)
 
 
 def arrow_rows(comparison_kernels: pd.DataFrame, top: int, base_kernels: pd.DataFrame | None = None,
                head_kernels: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per drawn kernel and level (the first `top` kernels of the comparison, largest change first)."""
-    frames = [_arrow_rows(comparison_kernels, top, level, base_kernels, head_kernels) for level in LEVELS]
+    """One row per drawn kernel (`chosen_kernels`) and level."""
+    rows = chosen_kernels(comparison_kernels, top)
+    frames = [_arrow_rows(rows, level, base_kernels, head_kernels) for level in LEVELS]
     return pd.concat(frames, ignore_index=True)
 
 
-def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_kernels: pd.DataFrame | None,
+def _arrow_rows(rows: pd.DataFrame, level: str, base_kernels: pd.DataFrame | None,
                 head_kernels: pd.DataFrame | None) -> pd.DataFrame:
-    rows = comparison_kernels.head(top).reset_index(drop=True)
-    ai = {"base": _level_ai(rows, level, "base", base_kernels), "head": _level_ai(rows, level, "head", head_kernels)}
+    kernels = {"base": base_kernels, "head": head_kernels}
+    ai = {side: _by_rank(rows, ai_column(level), side, kernels[side]) for side in kernels}
+    # bytes/s at this level for the memory panel: the group's summed bytes over its summed time, both from the
+    # run's own kernel table
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bandwidth = {side: (_by_rank(rows, bytes_column(level), side, kernels[side], own_first=False)
+                            / _by_rank(rows, "time_s", side, kernels[side], own_first=False).where(lambda t: t > 0))
+                     for side in kernels}
 
     def drawable(side: str) -> pd.Series:
         ai_side = ai[side]
@@ -105,6 +133,7 @@ def _arrow_rows(comparison_kernels: pd.DataFrame, top: int, level: str, base_ker
         "x_base": ai["base"], "y_base": rows["flop_per_s_base"].astype(float),
         "x_head": ai["head"], "y_head": rows["flop_per_s_head"].astype(float),
         "has_base": drawable("base").to_numpy(), "has_head": drawable("head").to_numpy(),
+        "bw_base": bandwidth["base"].to_numpy(), "bw_head": bandwidth["head"].to_numpy(),
     })
     return frame
 
@@ -124,12 +153,13 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
                   ctx: ChartContext) -> vl.Spec:
     """Roofs of the head run, and per kernel a rule + arrowhead from its base point to its head point.
 
-    `comparison_kernels` is the comparison table (largest change first); the first `ctx.top` rows are drawn.
+    `comparison_kernels` is the comparison table (largest change first); the first `ctx.top` rows are drawn, and
+    every row that failed a gate; those without FLOPs but with bytes in the memory panel beside the roofline.
     `ctx.inputs` names the two runs, base then head.
     """
     roofs = chart_data(_roof_frame(base_kernels, head_kernels), ChartContext(
         gpu=ctx.gpu, ceiling_source=ctx.ceiling_source, clock=ctx.clock, inputs=ctx.inputs,
-        top=len(base_kernels) + len(head_kernels) or 1))
+        top=len(base_kernels) + len(head_kernels) or 1), panel=False)
     arrows = arrow_rows(comparison_kernels, ctx.top, base_kernels, head_kernels)
     moved = arrows["has_base"] & arrows["has_head"] & ((arrows["x_base"] != arrows["x_head"])
                                                        | (arrows["y_base"] != arrows["y_head"]))
@@ -140,8 +170,11 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     def xy(x: str, y: str, *, titled: bool = True, formatted: bool = False) -> vl.Spec:
         return roofline_xy(x, y, x_scale, y_scale, titled=titled, formatted=formatted)
 
-    verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[arrows["has_base"] | arrows["has_head"],
-                                                                  "verdict"])]
+    peaks = {level: float(row.peak) for row in roofs.roofs.itertuples() if row.kind == "memory"
+             for level in LEVELS if display(level) == row.roof}
+    panel = panel_rows(arrows, peaks)
+    drawn_rows = arrows["has_base"] | arrows["has_head"]
+    verdicts = [v for v in VERDICT_COLOURS if v in set(arrows.loc[drawn_rows, "verdict"]) | set(panel["verdict"])]
     colour = vl.channel("verdict:N", title="verdict", scale=vl.ordinal_scale(verdicts, VERDICT_COLOURS))
     emphasis = vl.when("kernel", 1.0, 0.35)
     tooltip = vl.tooltip([(f"{field}:N", title) for field, title in _TOOLTIP_FIELDS])
@@ -165,8 +198,8 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
         "encoding": {**xy("x_base", "y_base"), "x2": {"field": "x_head"}, "y2": {"field": "y_head"},
                      "color": colour, "opacity": emphasis, "tooltip": tooltip},
     }
-    shown = arrows.loc[arrows["has_base"] | arrows["has_head"], "level"]
-    levels = [display(level) for level in LEVELS if display(level) in set(shown)] or [display(LEVELS[0])]
+    shown = set(arrows.loc[drawn_rows, "level"]) | set(panel["level"])
+    levels = [display(level) for level in LEVELS if display(level) in shown] or [display(LEVELS[0])]
     base_points = {
         "data": arrow_data, "transform": [{"filter": "datum.has_base"}],
         "mark": {"type": "point", "clip": True, "filled": False, "size": 60, "strokeWidth": 1.5},
@@ -188,26 +221,52 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
         "encoding": {**xy("x_head", "y_head"), "text": vl.channel("label:N"), "opacity": emphasis},
     }
 
-    drawn = int((arrows["has_base"] | arrows["has_head"]).groupby(arrows["key"]).any().sum())
-    left_out = len(comparison_kernels) - drawn
+    drawn = int(drawn_rows.groupby(arrows["key"]).any().sum())
+    in_panel = int(panel["key"].nunique())
+    chosen = int(arrows["key"].nunique())
+    beyond = len(comparison_kernels) - chosen
+    extra = chosen - min(ctx.top, len(comparison_kernels))  # failed a gate, beyond the top
+    order = "largest time change first" + (f", and {extra} more that failed a gate" if extra else "")
+    placed = (f"{drawn} of {len(comparison_kernels)} kernels on the roofline, {in_panel} in the memory panel "
+              f"(bytes, no FLOPs), {order}" if in_panel else
+              f"{drawn} of {len(comparison_kernels)} kernels drawn ({order})")
+    if panel.empty:  # as before the panel: "zero FLOPs, no intensity" covers the kernels left out unseen
+        reasons = f"zero FLOPs, no intensity, or beyond the top {ctx.top}"
+    else:
+        reasons = ", ".join(part for count, part in ((chosen - drawn - in_panel, "no FLOP/s and no bytes/s"),
+                                                     (beyond, f"beyond the top {ctx.top}")) if count)
+    left_out = len(comparison_kernels) - drawn - in_panel
     subtitle = [for_chart(f"Roofs of the head run: {ctx.ceiling_source} · clock: {ctx.clock}"),
                 for_chart(" → ".join(ctx.inputs)) or "—",
-                f"{drawn} of {len(comparison_kernels)} kernels drawn (largest time change first)"
-                + (f"; {left_out} left out (zero FLOPs, no intensity, or beyond the top {ctx.top})"
-                   if left_out else "")]
+                placed + (f"; {left_out} left out ({reasons})" if left_out else "")]
     title = for_chart(f"Roofline before → after — {ctx.gpu}")
+    fits = [{**fit, "datasets": {"roof_labels": fit["datasets"]["roof_labels"]}} for fit in roofs.fits]
+    layers = [roof_lines, roof_labels, rules, base_points, head_points, labels]
+    datasets = {"roofs": roofs.roofs, "roof_labels": roofs.roof_labels, "arrows": arrows}
+    body: vl.Spec = {"layer": layers, "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
+                     "resolve": {"scale": {"shape": "independent"}}}
+    # The page's <title>, and the roof label layout per plot size so the page fills the window (chart_files).
+    fit: vl.Spec = {"sizes": fits}
+    heads = [HEADS_VIEW]
+    if not panel.empty:  # under the roofline, as wide: a plot size too narrow for its columns is not offered
+        layout = panel_layout(panel, peaks, LEVEL_COLOURS, [ROOFLINE_WIDTH_PX, *(f["width"] for f in fits)])
+        view = panel_view(layout, colour={**colour, "legend": None}, shape_title="level (base point)",
+                          shapes=LEVEL_SHAPES, levels=levels, emphasis=emphasis, tooltip=tooltip)
+        body = with_panel({"name": "roofline", **body}, [view])
+        fit = {"view": "roofline", "sizes": [
+            {**f, "datasets": {**f["datasets"], "memory_roof_labels": layout["labels"][f["width"]]},
+             "views": {PANEL_NAME: {"width": f["width"]}}} for f in fits if f["width"] in layout["fits"]]}
+        datasets.update({"memory_roofs": layout["roofs"], "memory_roof_labels": layout["labels"][ROOFLINE_WIDTH_PX],
+                         "memory_arrows": panel})
+        heads.append(PANEL_HEADS_VIEW)
     return vl.top_level({
-        "layer": [roof_lines, roof_labels, rules, base_points, head_points, labels],
-        "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
-        # The page's <title>, and the roof label layout per plot size so the page fills the window (chart_files).
-        "usermeta": {"title": title + " — " + for_chart(" → ".join(ctx.inputs)), "fit": {"sizes": [
-            {**fit, "datasets": {"roof_labels": fit["datasets"]["roof_labels"]}} for fit in roofs.fits]}},
+        **body,
+        "usermeta": {"title": title + " — " + for_chart(" → ".join(ctx.inputs)), "fit": fit},
         "params": [
             {"name": "kernel", "select": {"type": "point", "fields": ["key"], "on": "pointerover",
-                                          "clear": "pointerout"}, "views": [HEADS_VIEW]},
+                                          "clear": "pointerout"}, "views": heads},
             {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": [HEADS_VIEW]},
         ],
-        "resolve": {"scale": {"shape": "independent"}},
         "title": {"text": title, "subtitle": subtitle,
                   "anchor": "start"},
-    }, {"roofs": roofs.roofs, "roof_labels": roofs.roof_labels, "arrows": arrows})
+    }, datasets)
