@@ -45,6 +45,7 @@ def first_run(out: Path) -> dict[str, bytes]:
     ("roofline.html", signal.SIGTERM, 143, "ncu-roofline: terminated"),
     ("summary.md", signal.SIGINT, 130, "ncu-roofline: interrupted"),
 ])
+@pytest.mark.slow
 def test_a_signal_mid_write_leaves_the_previous_set_whole(tmp_path, pause_after, sig, code, said):
     out = tmp_path / "out"
     before = first_run(out)

@@ -89,6 +89,7 @@ def test_analyze_group_by_op_sums_an_operators_kernels(monkeypatch):
     assert set(result.launches["kernel_name"]) == {"ampere_sgemm_32x32", "add_bias_kernel", "memset"}
 
 
+@pytest.mark.slow
 def test_compare_and_batch_take_group_by_op(monkeypatch, tmp_path):
     """`compare --group-by op` matches operators across runs, and `batch --group-by op` records them: the head run's forward addmm GEMM takes 8 µs instead
     of 4, so aten::addmm goes from 4 + 1 = 5 µs to 8 + 1 = 9 µs (+80 %), the backward mm is unchanged."""
