@@ -102,6 +102,21 @@ def test_bad_options_are_refused_before_anything_is_written(tmp_path, args, reas
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+@pytest.mark.parametrize("command", [
+    ["analyze", str(SECOND)], ["compare", str(SECOND), str(SECOND)], ["history", "{tmp}/history"],
+    ["model", "gemm", "--m", "8", "--n", "8", "--k", "8", "--gpu", "H100 PCIe"],
+])
+@pytest.mark.parametrize("option", ["-o", "--json", "--summary-md"])
+def test_an_empty_path_is_refused_by_every_command_in_the_same_words(tmp_path, command, option):
+    """cli/common.py's one check: an unset variable (`--summary-md ""`) never means the current folder."""
+    if command[0] == "model" and option == "--summary-md":
+        pytest.skip("model has no --summary-md")
+    result = CliRunner().invoke(app, [*(a.format(tmp=tmp_path) for a in command), option, ""])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_compare_bad_options_are_refused_before_anything_is_written(tmp_path):
     result = CliRunner().invoke(app, ["compare", str(FIRST), str(FIRST), "-o", str(tmp_path),
                                       "--json", str(tmp_path / "compare.parquet")])
