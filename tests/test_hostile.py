@@ -1,13 +1,14 @@
 """Hostile input: real and fixture exports, mutated, never crash the analysis and never lose a launch quietly.
 
-Each of 300 examples (deterministic: the profile in conftest.py) takes an export (fixtures/*.csv|txt, and the small real ones in
-../shared/ncu-samples when present), applies one to three mutations (truncate at any byte, drop or duplicate a
-column, swap units, insert garbage lines, NaN/inf/negative/huge values and bad thousands separators, bytes that are
-not UTF-8 or are terminal escapes in kernel names, empty values, wrong IDs or one ID given to two launches in
-another spelling, a 175 KB field, repeated, deleted or shuffled rows, CRLF, a BOM) and analyses it. The property:
-`analyze()` either returns an Analysis holding exactly the launches the mutated table lists (counted here,
-independently, with Python's csv module) with every value valid or null, or raises InputError with one line that
-names the file and a reason that fits the table (checked against the oracle). Any other exception fails the test.
+Each of 300 examples (deterministic: the hypothesis profile in conftest.py) takes an export (fixtures/*.csv|txt,
+and the small real ones in ../shared/ncu-samples when present), applies one to three mutations (truncate at any
+byte, drop or duplicate a column, swap units, insert garbage lines, NaN/inf/negative/huge values and bad thousands
+separators, bytes that are not UTF-8 or are terminal escapes in kernel names, empty values, wrong IDs or one ID
+given to two launches in another spelling, a 175 KB field, repeated, deleted or shuffled rows, CRLF, a BOM) and
+analyses it. The property: `analyze()` either returns an Analysis holding exactly the launches the mutated table
+lists (counted here, independently, with Python's csv module) with every value valid or null, or raises
+InputError with one line that names the file and a reason that fits the table (checked against the oracle). Any
+other exception fails the test. A table with a header and no launch row holds no launch to analyse: it is refused.
 """
 
 from __future__ import annotations
