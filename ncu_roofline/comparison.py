@@ -98,6 +98,14 @@ class Comparison:
         """Input files of both runs: outputs must never be written over them."""
         return [*self.base.input_paths, *self.head.input_paths]
 
+    def bundle(self, *, formats: Iterable[str] = (), top: int = 20):
+        """The files `compare -o DIR` holds (render/compare/outputs.py), rendered, not yet written: a `Bundle`."""
+        from .render.compare.outputs import comparison_bundle
+
+        return comparison_bundle(kernels=self.kernels, totals=self.totals, info=self.info(),
+                                 base_kernels=self.base.kernels, head_kernels=self.head.kernels,
+                                 ctx=self.chart_context(top), formats=tuple(formats))
+
     def chart_context(self, top: int = 20):
         """The head run's chart context, with the two runs' names as inputs."""
         from dataclasses import replace
@@ -164,7 +172,7 @@ def comparability_warnings(base: Analysis, head: Analysis) -> list[str]:
 
     differ("GPU", _values(base.kernels, "device_name"), _values(head.kernels, "device_name"))
     for option in ("clock", "gpu", "ceilings"):
-        b, h = base.options.get(option), head.options.get(option)
+        b, h = getattr(base.options, option), getattr(head.options, option)
         if b != h:
             lines.append(f"--{option} option differs: base {b!r}, head {h!r}")
     differ("ceiling source kind", _ceiling_kinds(base.kernels), _ceiling_kinds(head.kernels))

@@ -1,14 +1,28 @@
-"""Shared test helpers: where the fixtures and the shared real-world samples live."""
+"""Shared test helpers: where the fixtures and the shared real-world samples live, the hypothesis profile, and
+the `conformance` marker on every test that reads the shared samples.
+
+Markers (pyproject.toml, strict): `slow` (a test of several seconds: a property over hundreds of examples, whole
+CLI processes, signals; `pytest -m "not slow"` is the quick loop) and `conformance` (a test on the real exports in
+../shared/ncu-samples; `pytest -m conformance` runs the conformance suite alone).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SAMPLES = ROOT.parent / "shared" / "ncu-samples"
+
+# Every machine draws the same examples (no random seed, no example database carried between runs), and a loaded
+# machine never fails a test for being slow. A test that needs more examples says so in its own @settings.
+settings.register_profile("ncu-roofline", derandomize=True, database=None, deadline=None, max_examples=100,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                 HealthCheck.filter_too_much])
+settings.load_profile("ncu-roofline")
 
 
 @pytest.fixture
@@ -17,3 +31,11 @@ def samples() -> Path:
     if not SAMPLES.is_dir():
         pytest.skip("../shared/ncu-samples is not present")
     return SAMPLES
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that takes the `samples` fixture is a conformance test (modules built on the samples say so in their
+    own `pytestmark`)."""
+    for item in items:
+        if "samples" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.conformance)

@@ -27,6 +27,7 @@ def dataset(directory) -> pd.DataFrame:
                       "hive_types={'run_id': VARCHAR}) ORDER BY run_id, rank").df()
 
 
+@pytest.mark.slow
 def test_jobs_2_and_dask_local_give_the_same_dataset(samples, tmp_path):
     pytest.importorskip("ncu_report")
     if importlib.util.find_spec("distributed") is None:

@@ -1,8 +1,9 @@
 """The scale benchmark, small enough for CI: `ncu-roofline analyze` on generated exports at two sizes, 4x apart.
 
-Absolute times depend on the machine, so only shapes are checked, loosely: 4x the launches takes less than 8x the
-time (linear with room for noise, far from quadratic), and memory grows with the file by at most 1.5x what the file
-grew (DESIGN §5: memory follows the metrics used, not the file's text). benchmarks/run.py measures the real sizes.
+Memory grows with the file by at most 1.5x what the file grew (DESIGN §5: memory follows the metrics used, not the
+file's text). How time grows with the launches is a benchmark, not a test (it depends on the machine and its load):
+`benchmarks/run.py --quick`, "details page linear in launches", measures it as a ratio; benchmarks/run.py measures
+the real sizes.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("bench")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "wait4"), reason="per-process peak memory needs os.wait4")
 @pytest.mark.parametrize("page,small", [("details", 2_500), ("raw", 2_000)])
-def test_time_is_linear_and_memory_follows_the_file(workdir, page, small):
+def test_memory_follows_the_file(workdir, page, small):
     runs = []
     for launches in (small, 4 * small):
         path = workdir / f"{page}_{launches}.csv"
@@ -47,7 +49,6 @@ def test_time_is_linear_and_memory_follows_the_file(workdir, page, small):
         assert m.returncode == 0, m.stderr
         runs.append((path.stat().st_size, m))
     (small_bytes, small_run), (large_bytes, large_run) = runs
-    assert large_run.seconds < 8 * small_run.seconds, (small_run.seconds, large_run.seconds)
     grown = large_run.peak_rss_bytes - small_run.peak_rss_bytes
     assert grown < 1.5 * (large_bytes - small_bytes), (small_run.peak_rss_bytes, large_run.peak_rss_bytes, large_bytes)
     # and in absolute terms, with the interpreter, pandas, pyarrow and the chart renderer counted in
@@ -68,6 +69,7 @@ def test_generated_pages_are_what_the_reader_expects(workdir):
         assert result.launches["kernel_name"].str.len().min() >= 100
 
 
+@pytest.mark.slow
 def test_the_chart_aggregates_before_it_draws(workdir):
     """4x the launches of the same 50 kernels give the same chart: kernels are drawn, not launches."""
     sizes = []

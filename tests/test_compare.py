@@ -266,7 +266,7 @@ def test_other_gpu_and_definitions_are_warned_about(runs):
     other = head.kernels.assign(device_name="Other GPU 40GB")
     launches = head.launches.assign(def_bytes_dram="dram__sectors_x32")
     warnings = comparability_warnings(base, replace(head, kernels=other, launches=launches,
-                                                    options={**head.options, "clock": "max"}))
+                                                    options=replace(head.options, clock="max")))
     assert warnings == [
         "GPU differs: base 'Test GPU 80GB', head 'Other GPU 40GB'",
         "--clock option differs: base 'measured', head 'max'",

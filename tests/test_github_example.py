@@ -132,6 +132,7 @@ def run_cpu_job(workflow: str, tmp_path: Path, *, base: Path, head: Path) -> tup
     return codes, summary
 
 
+@pytest.mark.slow
 def test_cpu_job_fails_on_a_gate_and_writes_the_summary(workflow, tmp_path):
     # head.csv is slower on one gemm_tile shape (+20 %): 'time_s>+5%' fails, so the job fails
     codes, summary = run_cpu_job(workflow, tmp_path, base=BASE, head=HEAD)
@@ -143,6 +144,7 @@ def test_cpu_job_fails_on_a_gate_and_writes_the_summary(workflow, tmp_path):
         p.name for p in (tmp_path / "roofline").iterdir()}
 
 
+@pytest.mark.slow
 def test_cpu_job_passes_when_nothing_changed(workflow, tmp_path):
     codes, summary = run_cpu_job(workflow, tmp_path, base=HEAD, head=HEAD)
     assert [code for _, code in codes] == [0, 0]

@@ -19,6 +19,8 @@ from ncu_roofline.readers.ncu_rep import read_ncu_rep
 
 from conftest import SAMPLES
 
+pytestmark = pytest.mark.conformance  # the real exports in ../shared/ncu-samples
+
 pytest.importorskip("ncu_report", reason="reading .ncu-rep needs the ncu-report wheel")
 
 # Table row -> a shared report of that GPU.

@@ -84,6 +84,7 @@ def _writer(directory: Path, run_id: str, pause_s: float) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_four_concurrent_writer_processes_keep_four_complete_runs(tmp_path):
     # Each writer holds its temporary file 0.5 s before the rename, so the four are mid-write at the same time.
     writers = [_writer(tmp_path, f"job{i}", 0.5) for i in range(4)]

@@ -200,6 +200,7 @@ def _unprivileged() -> list[str] | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_unprivileged() is None, reason="needs root, runuser and a Python that user nobody can run")
 def test_unreadable_inputs_as_another_user(tmp_path):
     """The real case: `nobody` cannot read a chmod-000 file, folder or ceilings file."""

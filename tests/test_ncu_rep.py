@@ -9,7 +9,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -27,6 +26,8 @@ SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "ncu-samples"
 ncu_report = pytest.importorskip("ncu_report")
 if not SAMPLES.is_dir():
     pytest.skip(f"sample reports not found at {SAMPLES}", allow_module_level=True)
+
+pytestmark = pytest.mark.conformance  # the real exports in ../shared/ncu-samples
 
 CS599K = SAMPLES / "cs599k" / "rms_norm_matrix_2025-04-21_v1.ncu-rep"
 PASCAL = SAMPLES / "PMKID_Brute-Force" / "profile.nsight-cuprof-report"
@@ -284,6 +285,7 @@ def test_missing_file(tmp_path: Path) -> None:
         read_ncu_rep(tmp_path / "nope.ncu-rep")
 
 
+@pytest.mark.slow
 def test_damaged_reports_give_a_table_or_one_input_error(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
     rng = random.Random(7)
     sources = [SAMPLES / rel for rel in LAUNCHES]
@@ -323,6 +325,7 @@ def comparable(table: pd.DataFrame) -> pd.DataFrame:
     return table.drop(columns=["source_file"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["report.ncu-repz", "report.bin"])
 def test_zstd_report_reads_like_the_plain_one(tmp_path: Path, name: str, cs599k: pd.DataFrame) -> None:
     packed = zstd_copy(tmp_path, name)
@@ -479,10 +482,9 @@ def test_nvtx_range_path() -> None:
     assert ncu_rep._nvtx_range(_Action(None)) is None
 
 
-def test_progress_and_speed() -> None:
+def test_progress_reports_every_byte_in_order() -> None:
+    """Progress counts bytes read, rising, up to the report's size. (How fast the read is: benchmarks/targets.py,
+    "read every metric of cs599k", a ratio against loading the same report with NVIDIA's wheel.)"""
     seen: list[int] = []
-    start = time.perf_counter()
     read_ncu_rep(CS599K, progress=seen.append)
-    elapsed = time.perf_counter() - start
     assert seen and seen[-1] == CS599K.stat().st_size and seen == sorted(seen)
-    assert elapsed < 3.0, f"reading every metric of a 2.7 MB report took {elapsed:.2f} s"

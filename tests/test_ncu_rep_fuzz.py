@@ -31,6 +31,8 @@ from ncu_roofline.pipeline.validity import flag_invalid_values
 
 from conftest import SAMPLES
 
+pytestmark = pytest.mark.conformance  # the real exports in ../shared/ncu-samples
+
 pytest.importorskip("ncu_report")
 
 REPORTS = sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".ncu-rep", ".nsight-cuprof-report")) \
@@ -83,6 +85,7 @@ def test_there_are_enough_cases():
     assert len(REPORTS) * CASES_PER_REPORT >= 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("report", REPORTS, ids=[f"{p.parent.name}/{p.name}" for p in REPORTS])
 def test_a_damaged_report_is_read_whole_or_refused_with_its_reason(tmp_path, report):
     catalogue = load_catalogue()

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from ncu_roofline.cli import app
 from ncu_roofline.core.errors import InputError
-from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, OutputSet
+from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, Bundle, OutputSet, chart_formats
 
 from conftest import FIXTURES
 
@@ -45,6 +45,7 @@ def first_run(out: Path) -> dict[str, bytes]:
     ("roofline.html", signal.SIGTERM, 143, "ncu-roofline: terminated"),
     ("summary.md", signal.SIGINT, 130, "ncu-roofline: interrupted"),
 ])
+@pytest.mark.slow
 def test_a_signal_mid_write_leaves_the_previous_set_whole(tmp_path, pause_after, sig, code, said):
     out = tmp_path / "out"
     before = first_run(out)
@@ -100,6 +101,23 @@ def test_bad_options_are_refused_before_anything_is_written(tmp_path, args, reas
     assert len(lines) == 1 and reason.format(out=out, tmp=tmp_path) in lines[0], result.output
     assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+EMPTY_PATH_COMMANDS = {"analyze": ["analyze", str(SECOND)], "compare": ["compare", str(SECOND), str(SECOND)],
+                       "history": ["history", "{tmp}/history"],
+                       "model": ["model", "gemm", "--m", "8", "--n", "8", "--k", "8", "--gpu", "H100 PCIe"]}
+
+
+@pytest.mark.parametrize("name,option", [(name, option) for name in EMPTY_PATH_COMMANDS
+                                         for option in ("-o", "--json", "--summary-md")
+                                         if (name, option) != ("model", "--summary-md")])  # model has none
+def test_an_empty_path_is_refused_by_every_command_in_the_same_words(tmp_path, name, option):
+    """cli/common.py's one check: an unset variable (`--summary-md ""`) never means the current folder."""
+    command = [a.format(tmp=tmp_path) for a in EMPTY_PATH_COMMANDS[name]]
+    result = CliRunner().invoke(app, [*command, option, ""])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_compare_bad_options_are_refused_before_anything_is_written(tmp_path):
@@ -176,3 +194,33 @@ def test_every_writer_refuses_links_and_device_folders(tmp_path, monkeypatch):
         files.write_atomic(tmp_path / "link.json", b"x")
     assert os.readlink(fake_dev / "stdout") == "/proc/self/fd/1" and not (tmp_path / "elsewhere.json").exists()
     assert sorted(p.name for p in fake_dev.iterdir()) == ["stdout"]
+
+
+def test_a_bundle_never_writes_over_an_input_and_puts_nothing_in_place_when_refused(tmp_path):
+    """history's bundle passes the dataset's part files as inputs: an output of that name is refused, and the other
+    files of the bundle are not written either."""
+    part = tmp_path / "part-0.parquet"
+    part.write_bytes(b"the dataset")
+    bundle = Bundle({"history.json": b"{}", "part-0.parquet": b"an output"}, names=("history.json",))
+    with pytest.raises(InputError, match="refusing to overwrite an input file with an output"):
+        bundle.write(tmp_path, inputs=[part])
+    assert part.read_bytes() == b"the dataset"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part-0.parquet"]
+
+
+def test_a_bundle_removes_what_an_earlier_run_of_its_kind_left(tmp_path):
+    (tmp_path / "model.svg").write_bytes(b"old chart")
+    (tmp_path / "notes.txt").write_bytes(b"the user's")
+    written = Bundle({"model.html": b"new"}, names=("model.html", "model.svg")).write(tmp_path)
+    assert written == [tmp_path / "model.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.html", "notes.txt"]
+
+
+@pytest.mark.parametrize("value,expected", [("svg, PNG", ("svg", "png")), (None, ()), (["png"], ("png",)), ("", ())])
+def test_chart_formats_is_the_one_format_check(value, expected):
+    assert chart_formats(value) == expected
+
+
+def test_an_unknown_format_is_refused_the_same_way_by_the_library():
+    with pytest.raises(InputError, match="unknown --format bmp; choose from svg, png"):
+        chart_formats("svg,bmp")

@@ -14,6 +14,8 @@ from ncu_roofline.cli import app
 
 from conftest import SAMPLES
 
+pytestmark = pytest.mark.conformance  # the real exports in ../shared/ncu-samples
+
 CSV_SAMPLES = sorted([*SAMPLES.rglob("*.csv"), *SAMPLES.rglob("*.txt")]) if SAMPLES.is_dir() else []
 # Exports that carry FLOP or byte counters: these must be analysed, never refused.
 ROOFLINE_EXPORTS = {

@@ -35,6 +35,7 @@ def imported_by(*args: str) -> tuple[int, set[str]]:
     return report["code"], {name.split(".")[0] for name in report["modules"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("--help",), ("analyze", "--help"), ("ceilings",), ("ceilings", "--json")])
 def test_start_up_does_not_import_the_data_stack(args):
     code, modules = imported_by(*args)
@@ -42,6 +43,7 @@ def test_start_up_does_not_import_the_data_stack(args):
     assert sorted(set(HEAVY) & modules) == []
 
 
+@pytest.mark.slow
 def test_the_probe_does_see_imports():
     """The check above can fail: the same probe sees pandas and pyarrow once a file is analysed."""
     from conftest import FIXTURES

@@ -80,6 +80,7 @@ def test_a_precision_the_capture_did_not_collect_is_a_run_note_not_a_launch_prob
     assert result.notes[0].endswith(",sm__inst_executed_pipe_tensor.sum -o report ...")
 
 
+@pytest.mark.slow
 def test_nersc_capture_is_told_the_nersc_metrics_it_lacks(samples):
     from conftest import SAMPLES
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ncu_roofline.analysis as analysis_module
+import ncu_roofline.pipeline.steps as steps_module
 from ncu_roofline import analyze
 from ncu_roofline.core.launch_table import finish_launch_table
 from ncu_roofline.pipeline.torch_ranges import group_by_op, op_label, strip_decorations
@@ -73,8 +74,8 @@ def test_group_by_op_relabels_launches():
 
 def test_analyze_group_by_op_sums_an_operators_kernels(monkeypatch):
     monkeypatch.setattr(analysis_module, "expand_paths", lambda paths, notes=None: [])
-    monkeypatch.setattr(analysis_module, "read_inputs", lambda files, wanted, progress=None: torch_launches())
-    result = analyze(["linear.ncu-rep"], group_by_op=True, gpu="H100 PCIe")
+    monkeypatch.setattr(steps_module, "read_inputs", lambda files, wanted, progress=None: torch_launches())
+    result = analyze(["linear.ncu-rep"], group_by="op", gpu="H100 PCIe")
     kernels = result.kernels.set_index("kernel_name")
     assert set(kernels.index) == {"aten::addmm", "aten::mm [backward]", "memset"}
     addmm = kernels.loc["aten::addmm"]
@@ -89,6 +90,7 @@ def test_analyze_group_by_op_sums_an_operators_kernels(monkeypatch):
     assert set(result.launches["kernel_name"]) == {"ampere_sgemm_32x32", "add_bias_kernel", "memset"}
 
 
+@pytest.mark.slow
 def test_compare_and_batch_take_group_by_op(monkeypatch, tmp_path):
     """`compare --group-by op` matches operators across runs, and `batch --group-by op` records them: the head run's forward addmm GEMM takes 8 µs instead
     of 4, so aten::addmm goes from 4 + 1 = 5 µs to 8 + 1 = 9 µs (+80 %), the backward mm is unchanged."""
@@ -105,7 +107,7 @@ def test_compare_and_batch_take_group_by_op(monkeypatch, tmp_path):
         return table
 
     monkeypatch.setattr(analysis_module, "expand_paths", lambda paths, notes=None: [tmp_path / p for p in paths])
-    monkeypatch.setattr(analysis_module, "read_inputs", launches)
+    monkeypatch.setattr(steps_module, "read_inputs", launches)
     monkeypatch.setattr(analysis_module, "_start_hashing", lambda files: (lambda: []))
     result = CliRunner().invoke(app, ["compare", "base.ncu-rep", "head.ncu-rep", "--group-by", "op",
                                       "--gpu", "H100 PCIe", "--json", "-", "--rows", "0"])

@@ -37,6 +37,7 @@ def cache(tmp_path, monkeypatch):
     return folder
 
 
+@pytest.mark.slow
 def test_html_is_the_same_from_a_cold_cache_a_warm_cache_and_no_cache(tmp_path, cache, monkeypatch):
     result = analyze(FIXTURES / "example_h100_raw.csv")
     cold = result.write(tmp_path / "cold")

@@ -1,6 +1,7 @@
-"""What every command shares: the consoles, one-line errors with exit 2, and option lists.
+"""What every command shares: the consoles, one-line errors with exit 2, the option definitions, the one check
+of a path given on the command line, and writing a run's files (its bundle and summaries) as one set.
 
-Its own module so that command modules (`cli.py`, `cli_model.py`) import it, never each other.
+Its own module so that the command modules (cli/analyze.py, cli/compare.py, ...) import it, never each other.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import os
 import signal
 import sys
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from pathlib import Path
+from typing import Callable, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -93,22 +95,18 @@ def on_sigterm(signum: int, frame: object) -> None:
 GROUP_BY_HELP = "'kernel', 'nvtx' (kernel within NVTX range) or 'op' (PyTorch operator, from emit_nvtx ranges)."
 
 
-def grouping(group_by: str) -> dict[str, bool]:
-    """`--group-by` as the analysis' keyword arguments, checked before any input is read."""
+def grouping(group_by: str) -> dict[str, str]:
+    """`--group-by` as the analysis' keyword argument, checked before any input is read."""
     if group_by not in {"kernel", "nvtx", "op"}:
         raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {group_by!r}")
-    return {"group_by_nvtx": group_by == "nvtx", "group_by_op": group_by == "op"}
+    return {"group_by": group_by}
 
 
 def _formats(value: Optional[str]) -> list[str]:
-    """Extra chart formats, checked before anything is read or written."""
-    from ..render.analysis.outputs import EXTRA_FORMATS
+    """Extra chart formats, checked before anything is read or written (render/bundle.py: the one check)."""
+    from ..render.bundle import chart_formats
 
-    formats = [f.strip().lower() for f in (value or "").split(",") if f.strip()]
-    unknown = [f for f in formats if f not in EXTRA_FORMATS]
-    if unknown:
-        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(EXTRA_FORMATS)}")
-    return formats
+    return list(chart_formats(value))
 
 
 def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:
@@ -136,3 +134,56 @@ def chart_link(written: list, summary: Optional[object]) -> Optional[str]:
     if target is None:
         return None
     return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()
+
+
+# ------------------------------------------------------------------------------------------- shared options
+# Paths arrive as text (`str`, not `Path`): click would stat and access-check them itself and answer in its
+# multi-line box, and Path("") is "." (an unset variable would mean the current folder). `path` checks them.
+
+GPU = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table.")
+CEILINGS = typer.Option(None, "--ceilings", help="TOML file of roofs that override others.")
+CLOCK = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'.")
+GROUP_BY = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP)
+SUMMARY_MD = typer.Option(None, "--summary-md", help="Write a Markdown summary here.")
+
+
+def checked_text(value: Optional[str], option: str) -> Optional[str]:
+    """The one empty-path check: `--summary-md ""` (an unset variable) is refused, saying so."""
+    if value is not None and not value.strip():
+        raise InputError(None, f"{option} was given an empty path ('')")
+    return value
+
+
+def path(value: Optional[str], option: str) -> Optional[Path]:
+    checked = checked_text(value, option)
+    return None if checked is None else Path(checked)
+
+
+def write_run(inputs: list[Path], out: Optional[Path], bundle: Optional[Callable[[], object]],
+              summaries: list[tuple[Optional[Path], Callable[[], str]]]) -> tuple[list[Path], str]:
+    """The run's `-o` bundle and its summary files (`--summary-md`, `--json`), all in place or none.
+
+    Returns the files written into `out` and the text of summaries sent to stdout ('-'), to print afterwards."""
+    from ..render.bundle import OutputSet, emit_text
+
+    with OutputSet(inputs) as outputs:
+        if out is not None and bundle is not None:
+            bundle().stage(outputs, out, inputs)
+        printed = [emit_text(outputs, dest, text) for dest, text in summaries]
+        written = [p for p in outputs.commit() if out is not None and p.parent == out]
+    return written, "".join(text for text in printed if text)
+
+
+def say(text: object, *, soft_wrap: bool = False) -> None:
+    """A line on stdout, as it is (no markup, no highlighting), control characters made visible."""
+    stdout.print(for_terminal(text), highlight=False, markup=False, soft_wrap=soft_wrap)
+
+
+def warn(text: object) -> None:
+    """A line on stderr after the tool's name ('note: ...', 'warning: ...'), control characters made visible."""
+    stderr.print(f"ncu-roofline: {for_terminal(text)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def say_written(paths: list[Path]) -> None:
+    for written in paths:
+        say(f"wrote {written}")

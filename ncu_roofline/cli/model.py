@@ -26,16 +26,17 @@ def _gpu_option() -> list[str]:
     return typer.Option([], "--gpu", help=GPU_HELP)
 
 
-def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_out: Optional[Path],
-          out: Optional[Path], fmt: Optional[str], inputs: list[Path] = ()) -> None:
+def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_arg: Optional[str],
+          out_arg: Optional[str], fmt: Optional[str], inputs: list[Path] = ()) -> None:
     """Place the points on every GPU asked for, then print, write JSON and write files."""
     from ..core.files import write_atomic
     from ..model.place import place_points, table_roofs, user_roofs, workloads_frame
     from ..render.model.console import model_table
     from ..render.model.json_summary import model_json
-    from .common import _formats, stdout, user_errors
+    from .common import _formats, path, stdout, user_errors
 
     with user_errors():
+        json_out, out = path(json_arg, "--json"), path(out_arg, "-o")
         if not gpus and ceilings is None:
             raise InputError(None, "name a GPU with --gpu NAME (repeatable; see `ncu-roofline ceilings`) "
                                    "or give --ceilings FILE.toml")
@@ -56,10 +57,10 @@ def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_o
                 write_atomic(json_out, text.encode(), inputs=list(inputs))
         written: list[Path] = []
         if out is not None:
-            from ..render.model.outputs import write_model_outputs
+            from ..render.model.outputs import model_bundle
 
-            written = write_model_outputs(placed, {r.name: r.peaks for r in roof_sets}, out, metadata=metadata,
-                                          formats=_formats(fmt), inputs=list(inputs))
+            written = model_bundle(placed, {r.name: r.peaks for r in roof_sets}, metadata=metadata,
+                                   formats=_formats(fmt)).write(out, inputs)
         if str(json_out) != "-":
             stdout.print(model_table(placed))
             for path in written:
@@ -77,8 +78,8 @@ def gemm(m: int = typer.Option(..., "--m"), n: int = typer.Option(..., "--n"), k
          dtype: str = typer.Option("fp32", "--dtype", help="fp64, fp32, fp16, bf16, fp8, int8, fp4."),
          batch: int = typer.Option(1, "--batch", help="Batched GEMM: this many independent products."),
          tf32: bool = typer.Option(False, "--tf32", help="fp32 inputs on the TF32 tensor roof."),
-         gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-         out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+         gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+         out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """C[m,n] = A[m,k]·B[k,n]: 2·m·n·k FLOP over (m·k + k·n + m·n)·size bytes."""
     from ..model.workloads import gemm as count
     from .common import user_errors
@@ -95,8 +96,8 @@ def conv2d(batch: int = typer.Option(1, "--batch"), height: int = typer.Option(.
            kernel_size: int = typer.Option(3, "--kernel-size"), stride: int = typer.Option(1, "--stride"),
            padding: Optional[int] = typer.Option(None, "--padding", help="Default: kernel-size // 2 ('same')."),
            dtype: str = typer.Option("fp32", "--dtype"),
-           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-           out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+           out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """Direct 2-D convolution (NHWC, groups 1, no bias): every input, weight and output element moved once."""
     from ..model.workloads import conv2d as count
     from .common import user_errors
@@ -112,8 +113,8 @@ def elementwise(elements: int = typer.Option(..., "--elements"), inputs: int = t
                 outputs: int = typer.Option(1, "--outputs"),
                 flop_per_element: float = typer.Option(1.0, "--flop-per-element"),
                 dtype: str = typer.Option("fp32", "--dtype"),
-                gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-                out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+                gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+                out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """An element-wise map: elements·flop_per_element FLOP over elements·(inputs + outputs)·size bytes."""
     from ..model.workloads import elementwise as count
     from .common import user_errors
@@ -127,8 +128,8 @@ def elementwise(elements: int = typer.Option(..., "--elements"), inputs: int = t
 @model_app.command()
 def layernorm(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..., "--cols"),
               dtype: str = typer.Option("fp32", "--dtype"),
-              gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-              out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+              gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+              out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """LayerNorm over the last dimension: 8 FLOP per element, x and y moved once, gamma and beta read once."""
     from ..model.workloads import layernorm as count
     from .common import user_errors
@@ -141,8 +142,8 @@ def layernorm(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(
 @model_app.command()
 def softmax(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..., "--cols"),
             dtype: str = typer.Option("fp32", "--dtype"),
-            gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-            out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+            gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+            out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """Softmax over the last dimension: 5 FLOP per element, x and y moved once."""
     from ..model.workloads import softmax as count
     from .common import user_errors
@@ -164,8 +165,8 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
         hidden: Optional[int] = typer.Option(None, "--hidden", help="Model width: adds the attention FLOP."),
         kv_heads: Optional[int] = typer.Option(None, "--kv-heads"),
         head_dim: Optional[int] = typer.Option(None, "--head-dim"),
-        gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-        out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+        gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+        out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """A transformer forward step: 2 FLOP per parameter per token over the weights (+ the KV cache) once."""
     from ..model.llm import llm as count
     from .common import user_errors
@@ -181,8 +182,8 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
 def points(file: Path = typer.Argument(..., help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
            roof: str = typer.Option("tensor", "--roof", help="Compute roof of points that name none: fp32, "
                                                              "tensor (dense FP16), tensor_fp8, ..."),
-           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[Path] = _JSON,
-           out: Optional[Path] = _OUT, fmt: Optional[str] = _FMT) -> None:
+           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+           out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """FLOP and byte counts made elsewhere (thop, fvcore, PyTorch's FLOP counter, by hand)."""
     from ..model.points import read_points
     from .common import user_errors
@@ -190,21 +191,3 @@ def points(file: Path = typer.Argument(..., help="CSV or TOML of name, flop, byt
     with user_errors():
         frame = read_points(file, default_roof=roof)
     _emit(frame, gpu, ceilings, json_out, out, fmt, inputs=[file])
-
-
-def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or aliases, as in `ceilings`."),
-                     as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
-    """Several GPUs' roofs and ridge points (compute roof / DRAM, FLOP/byte) side by side."""
-    from ..model.compare_gpus import compare_roofs
-    from ..model.place import table_roofs
-    from ..render.model.console import roofs_table
-    from ..render.model.json_summary import compare_json
-    from .common import stdout, user_errors
-
-    with user_errors():
-        roof_sets = list({r.name: r for r in table_roofs(names)}.values())
-        frame = compare_roofs(roof_sets)
-        if as_json:
-            sys.stdout.write(compare_json(frame))
-        else:
-            stdout.print(roofs_table(frame))

@@ -94,6 +94,11 @@ def parse_labels(texts: list[str] | tuple[str, ...]) -> dict[str, str]:
     return labels
 
 
+def dataset_files(directory: Path) -> list[Path]:
+    """Every part file of the dataset: the inputs of `history`, which its outputs must never be written over."""
+    return sorted(p for name in TABLES for p in (Path(directory) / name).glob(f"run_id=*/{PART_GLOB}"))
+
+
 def run_ids(directory: Path) -> set[str]:
     """The run ids committed in `directory` (whole and readable)."""
     return set(list_runs(Path(directory)).runs)

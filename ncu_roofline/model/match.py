@@ -12,7 +12,6 @@ are summed and named in `model_points`; a point may match several groups; a grou
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

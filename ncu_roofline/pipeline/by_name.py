@@ -19,10 +19,6 @@ import pandas as pd
 from ..core.launch_table import metric_columns
 from ..core.metric_names import is_extensive
 from ..readers.align import ByName
-from .catalogue import Catalogue
-from .ceilings import CeilingOptions
-from .derive import Gap
-from .evaluate import evaluate
 from .validity import flag_invalid_values
 
 BY_NAME_COLUMN = "_by_name"
@@ -77,31 +73,7 @@ def _join(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return np.where(right == "", left, np.where(left == "", right, left + "; " + right))
 
 
-def evaluate_launches(raw: pd.DataFrame, sums: pd.DataFrame | None, catalogue: Catalogue, options: CeilingOptions,
-                      gaps: list[Gap] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(launch rows, rows to group): every launch evaluated, and the rows kernel groups are the sums of.
-
-    Without kernels aligned by name both are the same table. With them, their launch rows keep their identity,
-    hold no values and say `alignment: by name`; the rows to group are the other launches and one row per such
-    kernel (`sums`, from `by_name_rows`). `_invalid` is carried on both (validity.py)."""
-    by_name = raw[BY_NAME_COLUMN].to_numpy() >= 0 if BY_NAME_COLUMN in raw else np.zeros(len(raw), dtype=bool)
-    if sums is None and not by_name.any():
-        launches = evaluate(raw, catalogue, options, gaps)
-        launches["_invalid"] = raw["_invalid"].to_numpy()
-        return launches, launches
-    aligned = raw[~by_name]
-    frame = pd.concat([aligned, sums], ignore_index=True, sort=False) if sums is not None \
-        else aligned.reset_index(drop=True)
-    frame = frame.drop(columns=[BY_NAME_COLUMN], errors="ignore")
-    evaluated = evaluate(frame, catalogue, options, gaps)
-    evaluated["_invalid"] = frame["_invalid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-    placeholders = _placeholders(raw[by_name], evaluated)
-    launches = pd.concat([evaluated.iloc[:len(aligned)], placeholders], ignore_index=True, sort=False)
-    launches["status"] = launches["status"].astype("object").astype("category")
-    return launches, evaluated
-
-
-def _placeholders(rows: pd.DataFrame, evaluated: pd.DataFrame) -> pd.DataFrame:
+def by_name_placeholders(rows: pd.DataFrame, evaluated: pd.DataFrame) -> pd.DataFrame:
     """Launch rows with their identity and nothing else: every result null, status the reader's note."""
     empty = evaluated.iloc[:0].reindex(range(len(rows)))
     for column in empty.columns:

@@ -3,6 +3,8 @@
 Formulas live in the data file with their sources; this module only parses them into small expression trees and
 evaluates them over a LaunchTable, column-wise. Expressions are a tiny safe language (parsed with `ast`, never
 `eval`): numbers, ncu metric names (dots included), + - * /, `sum_of("glob")`, comparisons, and/or, isnull().
+`pick_definition` chooses, per launch, the first definition of a quantity whose inputs are present: derive.py
+uses it for quantities, ceilings.py for roofs and clocks.
 """
 
 from __future__ import annotations
@@ -260,6 +262,81 @@ def _cached_glob_pattern(catalogue: Catalogue) -> re.Pattern[str]:
     (hundreds per report) instead of trying each glob in turn. Matches exactly where `fnmatchcase` of one does."""
     globs = sorted(_cached_globs(catalogue))
     return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) if globs else "(?!)")
+
+
+@dataclass
+class Pick:
+    """The outcome of choosing a definition per row for one quantity."""
+
+    values: np.ndarray  # float64, NaN where no definition applied
+    def_codes: np.ndarray  # index into the definitions, -1 where none applied
+    missing_codes: np.ndarray  # index into missing_texts where values is NaN
+    missing_texts: list[str]  # "needs a, b"
+    flags: list[tuple[np.ndarray, str]]
+
+    def def_ids(self, defs: list[Definition]) -> pd.Categorical:
+        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs])
+
+
+def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
+                    allowed: dict[str, np.ndarray] | None = None) -> Pick:
+    """Per row, the value of the first applicable definition whose inputs are all present.
+
+    `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
+    traffic was measured).
+    """
+    columns = as_columns(frame)
+    n = columns.n
+    values = np.full(n, np.nan)
+    def_codes = np.full(n, -1, dtype=np.int64)
+    best_missing = np.full(n, np.iinfo(np.int64).max)
+    best_key = np.full(n, -1, dtype=np.int64)
+    flags: list[tuple[np.ndarray, str]] = []
+    for index, definition in enumerate(defs):
+        usable = definition.applies(columns)
+        if allowed is not None and definition.id in allowed:
+            usable = usable & allowed[definition.id]
+        if not usable.any():
+            continue
+        result = definition.expr.evaluate(columns)
+        take = usable & np.isnan(values) & ~np.isnan(result)
+        values[take] = result[take]
+        def_codes[take] = index
+        if definition.flag:
+            flags.append((take, definition.flag))
+        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
+        rows = np.flatnonzero(usable & np.isnan(values))
+        if rows.size == 0:
+            continue
+        missing = definition.expr.missing_mask(columns, rows)
+        # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
+        # no other definition applies to the architecture (Volta's tensor-pipe count, say).
+        count = missing.sum(axis=1) * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
+        bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
+        closer = count < best_missing[rows]
+        best_missing[rows[closer]] = count[closer]
+        best_key[rows[closer]] = index * (1 << 32) + bits[closer]
+    missing_codes, missing_texts = _missing_text(defs, best_key, np.isnan(values))
+    return Pick(values, def_codes, missing_codes, missing_texts, flags)
+
+
+def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    codes = np.zeros(len(keys), dtype=np.int64)
+    if not unresolved.any():
+        return codes, [""]
+    inverse, uniques = pd.factorize(keys[unresolved], sort=True)
+    texts = []
+    for key in uniques:
+        if key < 0:
+            texts.append("no definition applies to this GPU")
+            continue
+        definition = defs[int(key >> 32)]
+        bits = int(key & 0xFFFFFFFF)
+        names = [name for i, name in enumerate(definition.expr.inputs) if bits >> i & 1]
+        texts.append(f"needs {', '.join(names)}" if names
+                     else f"{definition.id} gave no finite value (division by zero?)")
+    codes[unresolved] = inverse
+    return codes, texts
 
 
 def load_catalogue(path: Path | None = None) -> Catalogue:

@@ -32,8 +32,7 @@ from ..core.vocabulary import (
     display,
     tensor_peak_column,
 )
-from .catalogue import Catalogue, Columns, as_columns
-from .derive import pick_definition
+from .catalogue import Catalogue, Columns, as_columns, pick_definition
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.

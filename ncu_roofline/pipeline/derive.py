@@ -23,86 +23,11 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
-from .catalogue import Catalogue, Columns, Definition, as_columns
+from .catalogue import Catalogue, Columns, as_columns, pick_definition
 
 # The quantities a roofline places a launch by; one that a whole capture lacks is a run note (see `Gap`).
 COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 
-
-
-@dataclass
-class Pick:
-    """The outcome of choosing a definition per row for one quantity."""
-
-    values: np.ndarray  # float64, NaN where no definition applied
-    def_codes: np.ndarray  # index into the definitions, -1 where none applied
-    missing_codes: np.ndarray  # index into missing_texts where values is NaN
-    missing_texts: list[str]  # "needs a, b"
-    flags: list[tuple[np.ndarray, str]]
-
-    def def_ids(self, defs: list[Definition]) -> pd.Categorical:
-        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs])
-
-
-def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
-                    allowed: dict[str, np.ndarray] | None = None) -> Pick:
-    """Per row, the value of the first applicable definition whose inputs are all present.
-
-    `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
-    traffic was measured).
-    """
-    columns = as_columns(frame)
-    n = columns.n
-    values = np.full(n, np.nan)
-    def_codes = np.full(n, -1, dtype=np.int64)
-    best_missing = np.full(n, np.iinfo(np.int64).max)
-    best_key = np.full(n, -1, dtype=np.int64)
-    flags: list[tuple[np.ndarray, str]] = []
-    for index, definition in enumerate(defs):
-        usable = definition.applies(columns)
-        if allowed is not None and definition.id in allowed:
-            usable = usable & allowed[definition.id]
-        if not usable.any():
-            continue
-        result = definition.expr.evaluate(columns)
-        take = usable & np.isnan(values) & ~np.isnan(result)
-        values[take] = result[take]
-        def_codes[take] = index
-        if definition.flag:
-            flags.append((take, definition.flag))
-        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
-        rows = np.flatnonzero(usable & np.isnan(values))
-        if rows.size == 0:
-            continue
-        missing = definition.expr.missing_mask(columns, rows)
-        # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
-        # no other definition applies to the architecture (Volta's tensor-pipe count, say).
-        count = missing.sum(axis=1) * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
-        bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
-        closer = count < best_missing[rows]
-        best_missing[rows[closer]] = count[closer]
-        best_key[rows[closer]] = index * (1 << 32) + bits[closer]
-    missing_codes, missing_texts = _missing_text(defs, best_key, np.isnan(values))
-    return Pick(values, def_codes, missing_codes, missing_texts, flags)
-
-
-def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    codes = np.zeros(len(keys), dtype=np.int64)
-    if not unresolved.any():
-        return codes, [""]
-    inverse, uniques = pd.factorize(keys[unresolved], sort=True)
-    texts = []
-    for key in uniques:
-        if key < 0:
-            texts.append("no definition applies to this GPU")
-            continue
-        definition = defs[int(key >> 32)]
-        bits = int(key & 0xFFFFFFFF)
-        names = [name for i, name in enumerate(definition.expr.inputs) if bits >> i & 1]
-        texts.append(f"needs {', '.join(names)}" if names
-                     else f"{definition.id} gave no finite value (division by zero?)")
-    codes[unresolved] = inverse
-    return codes, texts
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""The roofline pipeline on raw metric tables: derive -> ceilings -> speed of light, and the refusal check.
+"""The roofline pipeline on raw metric tables: derive -> roofs -> speed of light, and the refusal check.
 
-Pure functions over DataFrames: the façade (analysis.py) reads, calls these for launches and for kernel groups,
-then ranks. Nothing here knows file formats or outputs.
+Pure functions over DataFrames: the steps of pipeline/steps.py call them one by one; `evaluate` is the three
+together (ceilings templates, tests). Nothing here knows file formats or outputs.
 """
 
 from __future__ import annotations
@@ -29,10 +29,18 @@ COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
              gaps: list[Gap] | None = None) -> pd.DataFrame:
     """Derived quantities, roofs and speed of light for launch rows of raw metrics (kernel groups are sums of
-    these rows: group.py).
+    these rows: group.py): the three steps below, one after the other.
 
     With `gaps`, what a whole source file lacks is collected there (for one run-level note) instead of being
     noted on each of its launches."""
+    derived, notes = derive_launches(frame, catalogue, gaps)
+    values = attach_roofs(frame, derived, catalogue, options, notes)
+    return place_launches(frame, values, notes, catalogue, options)
+
+
+def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,
+                    gaps: list[Gap] | None = None) -> tuple[pd.DataFrame, StatusNotes]:
+    """Time, FLOPs, bytes and intensities per launch (derive.py), and the status notes begun with them."""
     notes = StatusNotes(len(frame))
     if "reader_notes" in frame:
         notes.add_column(frame["reader_notes"])
@@ -46,8 +54,20 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
         bare = [source for source, count in found.items() if count == len(COUNTED)]
         nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
     notes.add(nothing, COLLECT_HINT)
+    return derived, notes
+
+
+def attach_roofs(frame: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
+                 notes: StatusNotes) -> pd.DataFrame:
+    """The derived quantities with each launch's roofs beside them (ceilings.py)."""
     peaks = attach_ceilings(frame, derived, catalogue, options, notes)
-    values = pd.concat([derived, peaks], axis=1)
+    return pd.concat([derived, peaks], axis=1)
+
+
+def place_launches(frame: pd.DataFrame, values: pd.DataFrame, notes: StatusNotes, catalogue: Catalogue,
+                   options: CeilingOptions) -> pd.DataFrame:
+    """Speed of light per launch (rank.py) and its limiter (limiter.py), and the launch rows: identity, values,
+    status."""
     sol = speed_of_light(values, notes)
     why = launch_limiters(frame, pd.concat([values, sol], axis=1), catalogue, options.devices, options.clock)
     result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],

@@ -18,7 +18,6 @@ the launches' amounts and recomputes its ratios from those sums:
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

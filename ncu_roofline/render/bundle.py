@@ -26,8 +26,9 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ..core.errors import InputError
 from ..core.files import refuse_non_regular_target, refuse_special_folder, stage_temporary
@@ -35,6 +36,57 @@ from ..core.files import refuse_non_regular_target, refuse_special_folder, stage
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 TEST_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_PAUSE_AFTER"
 TEST_RENAME_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_RENAME_PAUSE_S"
+
+
+CHART_FORMATS = ("svg", "png")  # what --format may add to a chart; vl.json and html are always written
+
+
+def chart_formats(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """`--format svg,png` (or a list of formats) checked: the one check every command and `Analysis.write` use."""
+    items = value.split(",") if isinstance(value, str) else list(value or ())
+    formats = tuple(f.strip().lower() for f in items if f and f.strip())
+    unknown = [f for f in formats if f not in CHART_FORMATS]
+    if unknown:
+        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(CHART_FORMATS)}")
+    return formats
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The files one output needs, by name, every one rendered before any is written (a failing chart export
+    writes nothing). `names`: every file this kind of output may write into its folder; one of them left by an
+    earlier run and not in `files` (a `roofline.png` without --format png) is removed when the bundle is put in
+    place, so no old chart stays beside new tables."""
+
+    files: Mapping[str, bytes]
+    names: tuple[str, ...] = field(default=())
+
+    def stage(self, outputs: "OutputSet", outdir: Path, inputs: Iterable[Path] = ()) -> None:
+        """Create `outdir` (refusing device folders, links, and any output that would replace an input), then
+        stage every file in `outputs`; nothing is in place before `outputs.commit()`."""
+        outdir = Path(outdir)
+        prepare_outdir(outdir, list(inputs))
+        for name, payload in self.files.items():
+            outputs.stage(outdir / name, payload)
+        outputs.replace_stale(outdir / name for name in self.names if (outdir / name).exists())
+
+    def write(self, outdir: Path, inputs: Iterable[Path] = ()) -> list[Path]:
+        """Stage and commit the bundle on its own: every file in place, or none."""
+        inputs = list(inputs)
+        with OutputSet(inputs) as outputs:
+            self.stage(outputs, outdir, inputs)
+            return outputs.commit()
+
+
+def emit_text(outputs: "OutputSet", dest: Path | None, text) -> str | None:
+    """A summary (`--summary-md`, `--json`) staged with the run's other files; for '-', the text to print once
+    they are in place (`text` is called only when the summary is wanted)."""
+    if dest is None:
+        return None
+    if str(dest) == "-":
+        return text()
+    outputs.stage(Path(dest), text().encode())
+    return None
 
 
 class OutputSet:
@@ -164,9 +216,9 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
         claimed[resolved] = option
 
 
-# What `analyze -o DIR`, `compare -o DIR` and `model -o DIR` may write into DIR (render/outputs.py,
-# render/compare_outputs.py, render/model_outputs.py): an
-# input of one of these names there is refused before anything is written.
+# What `analyze -o DIR`, `compare -o DIR` and `model -o DIR` may write into DIR (render/analysis/outputs.py,
+# render/compare/outputs.py, render/model/outputs.py): an input of one of these names there is refused before
+# anything is written.
 OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
                 "roofline.png", "compare.parquet", "compare.json", "compare.vl.json", "compare.html",
                 "model.parquet", "model.vl.json", "model.html", "model.svg", "model.png")

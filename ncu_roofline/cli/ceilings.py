@@ -1,0 +1,80 @@
+"""`ncu-roofline ceilings [show|template|compare]`: the built-in GPU ceiling table, one GPU's roofs, a --ceilings
+file to fill in, several GPUs side by side."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .common import stdout, user_errors
+
+ceilings_app = typer.Typer(no_args_is_help=False, invoke_without_command=True,
+                           help="The built-in GPU ceiling table.")
+_AS_JSON = typer.Option(False, "--json", help="JSON instead of a table.")
+
+
+@ceilings_app.callback()
+def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
+    """List the GPUs of the built-in ceiling table."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..render.analysis.console import gpu_table
+    from ..roofs.gpu_table import list_gpus, load_gpu_table
+
+    with user_errors():
+        rows = list_gpus(load_gpu_table())
+        if as_json:
+            sys.stdout.write(json.dumps(rows, indent=1, sort_keys=True) + "\n")
+        else:
+            stdout.print(gpu_table(rows))
+
+
+@ceilings_app.command("compare")
+def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or aliases, as in `ceilings`."),
+                     as_json: bool = _AS_JSON) -> None:
+    """Several GPUs' roofs and ridge points (compute roof / DRAM, FLOP/byte) side by side."""
+    from ..model.compare_gpus import compare_roofs
+    from ..model.place import table_roofs
+    from ..render.model.console import roofs_table
+    from ..render.model.json_summary import compare_json
+
+    with user_errors():
+        roof_sets = list({r.name: r for r in table_roofs(names)}.values())
+        frame = compare_roofs(roof_sets)
+        if as_json:
+            sys.stdout.write(compare_json(frame))
+        else:
+            stdout.print(roofs_table(frame))
+
+
+@ceilings_app.command("show")
+def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in `ncu-roofline ceilings`."),
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of text.")) -> None:
+    """One GPU's roofs, each with its source."""
+    from ..render.ceilings.console import gpu_detail_view
+    from ..roofs.gpu_table import describe_gpu, match_gpu
+
+    with user_errors():
+        described = describe_gpu(match_gpu(name))
+        if as_json:
+            sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
+        else:
+            stdout.print(gpu_detail_view(described))
+
+
+@ceilings_app.command("template")
+def ceilings_template(name: str = typer.Argument(..., help="The GPU's name, as its reports spell it."),
+                      source: Optional[Path] = typer.Option(None, "--from", exists=True, dir_okay=False,
+                                                            help="Prefill from this report's or export's own "
+                                                                 "peaks (.ncu-rep or ncu CSV).")) -> None:
+    """Print a --ceilings TOML file for a GPU the table lacks, to fill in (prefilled from a report with --from)."""
+    from ..pipeline.evaluate import report_peaks
+    from ..render.ceilings.template import ceilings_template_text
+
+    with user_errors():
+        peaks, origin = report_peaks(source) if source else ({}, None)
+        sys.stdout.write(ceilings_template_text(name, peaks, origin))
