@@ -67,6 +67,8 @@ def analyze(
                                        "weight by the whole run's time."),
     nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU (deviceId) of a "
                                                                           "multi-GPU --nsys SQLite timeline."),
+    wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
+    verbose: bool = typer.Option(False, "--verbose", help="Run notes in full (with the ncu commands)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from .. import analyze as run_analysis
@@ -118,18 +120,20 @@ def analyze(
             append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write("".join(text for text in to_stdout if text))
         if rows and str(json_out) != "-":
-            print_summary(result.kernels, top=rows, console=stdout, app=result.app,
+            sort_key = 'app_headroom_s' if result.app is not None and sort == 'headroom' else sort
+            print_summary(result.kernels, top=rows, console=stdout, app=result.app, sort=sort_key, wide=wide,
                           title=f"{counted(len(result.kernels), 'kernel')}, "
                                 f"{counted(result.launch_count, 'launch', 'launches')} — "
-                                f"top {min(rows, len(result.kernels))} by "
-                                f"{'app_headroom_s' if result.app is not None and sort == 'headroom' else sort}")
+                                f"top {min(rows, len(result.kernels))} by {sort_key}")
             from ..pipeline.totals import run_totals
             from ..render.analysis.markdown import totals_sentence
 
             stdout.print(totals_sentence(run_totals(result.kernels, result.launches)) + ".", highlight=False,
                          markup=False)
-            for note in result.notes:
-                stdout.print(f"note: {for_terminal(note)}", highlight=False, markup=False, soft_wrap=True)
+            from ..render.analysis.console import note_lines
+
+            for line in note_lines(result.notes, width=stdout.width, verbose=verbose):
+                stdout.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
             if result.model_points is not None:
                 from ..render.model.console import model_match_table
 

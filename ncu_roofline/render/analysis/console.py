@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ...core.kernel_labels import display_name, distinct_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, UNITS
@@ -19,6 +20,7 @@ from ..numbers import (
     upper_bound,
 )
 from ..numbers import format_si as fmt_si
+from ..fit import Col, fit_table
 from ..safe_text import for_terminal
 
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
@@ -27,15 +29,21 @@ if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline 
     from ...pipeline.app_weight import AppWeighting
 
 
-# (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
-_COLUMNS = (("#", "right"), ("kernel", "left"), ("calls", "right"), ("time", "right"), ("share", "right"),
-            ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"))
-_WHY_COLUMN = (("why", "left"),)
-CAPTION = ("calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof "
-           "saves · why: the limiter, the first thing to fix (`show RANK` gives its evidence)")
+# Each column with the order it gives way in (lowest `drop` first) and its legend; the rank, the name and the sort
+# key are never dropped (see render/fit.py).
+_COLUMNS = (Col("#", drop=None), Col("kernel", "left", drop=None), Col("calls", drop=1, legend="calls: launches"),
+            Col("time", drop=7), Col("share", drop=4), Col("FLOP/s", drop=3),
+            Col("AI", drop=2, legend="AI: FLOP per DRAM byte"), Col("bound", "left", drop=8),
+            Col("of roof", drop=9, legend="of roof: roofline fraction"),
+            Col("headroom", drop=10, legend="headroom: time a kernel at its roof saves"))
+_WHY_COLUMN = (Col("why", "left", drop=6, legend="why: the limiter (`show RANK` gives its evidence)"),)
 # With --nsys: the kernel's time over the whole run, and the part of it reaching the roof would save.
-_APP_COLUMNS = (("app time", "right"), ("app headroom", "right"))
-APP_CAPTION = " · app: over the whole run (Nsight Systems timeline)"
+_APP_COLUMNS = (Col("app time", drop=5), Col("app headroom", drop=6.5,
+                                             legend="app: over the whole run (Nsight Systems timeline)"))
+CAPTION = " · ".join(c.legend for c in (*_COLUMNS, *_WHY_COLUMN) if c.legend)
+APP_CAPTION = " · " + _APP_COLUMNS[1].legend
+# --sort names the column that is never dropped
+SORT_COLUMNS = {"headroom": "headroom", "time": "time", "fraction": "of roof", "app_headroom_s": "app headroom"}
 MIN_NAME_WIDTH = 12
 MAX_NAME_WIDTH = 48
 
@@ -79,29 +87,27 @@ def limiter_text(limiter: object, evidence: object) -> str:
     return word if evidence is None or pd.isna(evidence) else f"{word}: {evidence}"
 
 
-def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120) -> Table:
-    """The ranked kernels in `width` columns: every number and the rank at full length, the names shortened to
-    what is left (statuses go under the table, see `status_notes`)."""
+def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120,
+                         sort: str = "headroom", wide: bool = False) -> Table:
+    """The ranked kernels in `width` columns: the rank, a name that tells rows apart and the sort key whole;
+    the other columns drop in `_COLUMNS`' order, and the caption says which (statuses go under the table, see
+    `status_notes`)."""
     rows = _rows(kernels, top)
     columns = (*_COLUMNS, *(_APP_COLUMNS if APP_HEADROOM in kernels else ()), *_WHY_COLUMN)
-    widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(columns)]
-    fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(columns) - 1)  # a space each side inside
-    name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))
-    caption = CAPTION + (APP_CAPTION if APP_HEADROOM in kernels else "") + (
-        " · " + INCOMPLETE_LEGEND if any(map(incomplete, _complete(kernels.head(top)))) else "")
-    table = Table(title=title or None, caption=caption, show_lines=False, header_style="bold underline", box=None,
-                  pad_edge=False, caption_justify="left")
-    for i, (header, justify) in enumerate(columns):
-        table.add_column(header, justify=justify, no_wrap=True,
-                         **({"max_width": name_width} if i == 1 else {"min_width": widths[i]}))
+    key = SORT_COLUMNS.get(sort, "headroom")
+    columns = tuple(replace(c, drop=None) if c.header == key else c for c in columns)
     shown = kernels.head(top)
-    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
-    names = distinct_labels([display_name(r[1]) for r in rows], shown["grid"].astype("string").tolist(),
-                            shown["block"].astype("string").tolist(), name_width)
-    for row, name in zip(rows, names):
-        row[1] = for_terminal(name)
-        table.add_row(*(Text(cell) for cell in row))
-    return table
+    full = [display_name(r[1]) for r in rows]
+    grids, blocks = shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist()
+
+    def names(max_len: int) -> list[str]:
+        # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
+        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+
+    legend = INCOMPLETE_LEGEND if any(map(incomplete, _complete(shown))) else ""
+    return fit_table(columns, rows, width, title=title, name_index=1, names=names, footer=legend, wide=wide,
+                     hint="`--wide` prints every column; `-o DIR` then `ncu-roofline show DIR RANK` one kernel's "
+                          "numbers").table
 
 
 def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
@@ -114,7 +120,7 @@ def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
 
 
 def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None,
-                  app: AppWeighting | None = None) -> None:
+                  app: AppWeighting | None = None, sort: str = "headroom", wide: bool = False) -> None:
     """The table and its status notes; with `app` (--nsys) how much of the run the profile covers first, and the
     largest kernels it never reached after."""
     console = console or Console()
@@ -122,7 +128,8 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
         from .timeline import coverage_sentence
 
         console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False, soft_wrap=True)
-    console.print(kernel_summary_table(kernels, top=top, title=title, width=console.width))
+    print_table(console, kernel_summary_table(kernels, top=top, title=title, width=console.width, sort=sort,
+                                              wide=wide), wide=wide)
     for line in status_notes(kernels, top=top):
         console.print(for_terminal(line), markup=False, highlight=False)
     if app is not None:
@@ -130,6 +137,46 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
 
         for line in unprofiled_lines(app):
             console.print(for_terminal(line), markup=False, highlight=False, soft_wrap=True)
+
+
+# The ncu command a note carries (hundreds of characters of metric names): the terminal points to it instead.
+_COMMAND = re.compile(r"(?:profile with `ncu --set full` \(or [^)]*\), or )?ncu --metrics \S+(?: -o report| --csv)? \.\.\."
+                      r"(?: \(`ncu-roofline metrics` lists them\))?")
+VERBOSE_HINT = " … (--verbose)"
+# The long notes of run_notes.py said in a few words for the terminal (the full text: --verbose, JSON, docs).
+_SHORT_NOTES = (
+    (re.compile(r"^(?:[^:]*/)?([^/:]+): "), r"\1: "),  # a capture by its file name
+    (re.compile(r"the limiter \(why a kernel is slow\) is unknown on (.*?): its counters were not collected; "
+                r"to collect them: "), r"limiter unknown on \1, not collected: "),
+    (re.compile(r"the capture holds no counters for (.*?) \(unknown on .*?\); to count it: "),
+     r"not collected: \1 (unknown, never 0): "),
+)
+
+
+def note_lines(notes: list[str], *, width: int, verbose: bool = False) -> list[str]:
+    """The run notes as the terminal prints them: one line each, the ncu command replaced by where to find it
+    (`ncu-roofline metrics`, or `--verbose` for every note in full, as the JSON and Parquet metadata hold it)."""
+    if verbose:
+        return [f"note: {note}" for note in notes]
+    lines = []
+    for note in notes:
+        for pattern, short in _SHORT_NOTES:
+            note = pattern.sub(short, note)
+        line = "note: " + _COMMAND.sub("`ncu-roofline metrics`", note)
+        if len(line) > width:
+            cut = line[: max(20, width - len(VERBOSE_HINT)) + 1]
+            line = (cut[: cut.rfind(" ")] if " " in cut[20:] else cut[:-1]).rstrip(" ,;:") + VERBOSE_HINT
+        lines.append(line)
+    return lines
+
+
+def print_table(console: Console, table: Table, *, wide: bool = False) -> None:
+    """A fitted table; `--wide` prints it whole, however wide, rather than let the console cut it."""
+    if wide:
+        console.print(table, width=max(console.width, console.measure(table, options=console.options.update(
+            width=10_000)).maximum), crop=False)
+    else:
+        console.print(table)
 
 
 def gpu_table(rows: list[dict]) -> Table:
