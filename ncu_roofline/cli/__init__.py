@@ -186,6 +186,7 @@ def compare(
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
                                                       "head run's (see analyze --nsys)."),
+    wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
@@ -230,7 +231,7 @@ def compare(
             written = [p for p in outputs.commit() if out is not None and p.parent == out]
         sys.stdout.write("".join(text for text in to_stdout if text))
         if str(json_out) != "-":
-            print_comparison(result.kernels, result.totals, info, top=rows, console=stdout)
+            print_comparison(result.kernels, result.totals, info, top=rows, console=stdout, wide=wide)
             for path in written:
                 stdout.print(f"wrote {for_terminal(path)}", highlight=False, markup=False)
         if result.unjudged:
