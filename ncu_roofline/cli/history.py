@@ -44,6 +44,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
         fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
         summary_md: Optional[Path] = typer.Option(None, "--summary-md", help="Write a Markdown summary here."),
         json_out: Optional[Path] = typer.Option(None, "--json", help="Write the JSON here ('-' for stdout)."),
+        wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
     ) -> None:
         """Per-kernel trends over the runs of a history folder; noise-aware gates on the newest run."""
         from ..history.bands import BandOptions
@@ -82,7 +83,7 @@ def register(app: typer.Typer, *, user_errors: Callable, stdout: Console, stderr
                                                 metadata=metadata), [])
             if str(json_out) != "-":
                 print_history(result.summary, time_wide, result.gates, runs=len(result.runs),
-                              newest_run_id=result.newest_run_id, top=rows, console=stdout)
+                              newest_run_id=result.newest_run_id, top=rows, console=stdout, wide=wide)
                 for path in written:
                     stdout.print(f"wrote {path}", highlight=False)
         if not result.passed:
