@@ -264,11 +264,13 @@ def ceilings_list(ctx: typer.Context,
 
 @ceilings_app.command("show")
 def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in `ncu-roofline ceilings`."),
-                  as_json: bool = typer.Option(False, "--json", help="JSON instead of text.")) -> None:
-    """One GPU's roofs, each with its source."""
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
+                  sources: bool = typer.Option(False, "--sources", help="Every source URL, formula and caveat.")
+                  ) -> None:
+    """One GPU's roofs, how each was derived (--sources: with its source and caveats)."""
     import json
 
-    from ..render.ceilings.console import gpu_detail_view
+    from ..render.ceilings.console import gpu_compact_view, gpu_detail_view
     from ..roofs.gpu_table import describe_gpu, match_gpu
 
     with user_errors():
@@ -276,7 +278,7 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
         if as_json:
             sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_detail_view(described))
+            stdout.print(gpu_detail_view(described) if sources else gpu_compact_view(described))
 
 
 @ceilings_app.command("template")
