@@ -122,6 +122,7 @@ def analyze(
         if rows and str(json_out) != "-":
             sort_key = 'app_headroom_s' if result.app is not None and sort == 'headroom' else sort
             print_summary(result.kernels, top=rows, console=stdout, app=result.app, sort=sort_key, wide=wide,
+                          verbose=verbose,
                           title=f"{counted(len(result.kernels), 'kernel')}, "
                                 f"{counted(result.launch_count, 'launch', 'launches')} — "
                                 f"top {min(rows, len(result.kernels))} by {sort_key}")

@@ -110,17 +110,31 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
                           "numbers").table
 
 
-def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
-    """The listed kernels' statuses other than `ok`, in full, one line per distinct status naming its ranks:
-    a note under the table, never a cut cell."""
+def status_notes(kernels: pd.DataFrame, *, top: int = 10, verbose: bool = False) -> list[str]:
+    """The listed kernels' statuses other than `ok` in words, one line per distinct note naming its ranks (all of
+    them: 'every listed kernel'): a note under the table, never a cut cell. `verbose`: the codes as Parquet holds
+    them, one line per distinct status."""
+    from ...core.status import note_in_words
+
     shown = kernels.head(top)
     flagged = shown[shown["status"].astype("string").fillna("ok") != "ok"]
-    return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
-            for status, group in flagged.groupby("status", sort=False)]
+    if verbose:
+        return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
+                for status, group in flagged.groupby("status", sort=False, observed=True)]
+    ranks: dict[str, list[int]] = {}
+    for rank, status in zip(flagged["rank"], flagged["status"].astype(str)):
+        for note in status.split("; "):
+            ranks.setdefault(note_in_words(note), [])
+            if int(rank) not in ranks[note_in_words(note)]:
+                ranks[note_in_words(note)].append(int(rank))
+    every = len(shown) > 1
+    return [f"status of {'every listed kernel' if every and len(r) == len(shown) else '#' + ', #'.join(map(str, r))}"
+            f": {words}" for words, r in ranks.items()]
 
 
 def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None,
-                  app: AppWeighting | None = None, sort: str = "headroom", wide: bool = False) -> None:
+                  app: AppWeighting | None = None, sort: str = "headroom", wide: bool = False,
+                  verbose: bool = False) -> None:
     """The table and its status notes; with `app` (--nsys) how much of the run the profile covers first, and the
     largest kernels it never reached after."""
     console = console or Console()
@@ -130,7 +144,7 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
         console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False, soft_wrap=True)
     print_table(console, kernel_summary_table(kernels, top=top, title=title, width=console.width, sort=sort,
                                               wide=wide), wide=wide)
-    for line in status_notes(kernels, top=top):
+    for line in status_notes(kernels, top=top, verbose=verbose):
         console.print(for_terminal(line), markup=False, highlight=False)
     if app is not None:
         from .timeline import unprofiled_lines
@@ -150,6 +164,10 @@ _SHORT_NOTES = (
                 r"to collect them: "), r"limiter unknown on \1, not collected: "),
     (re.compile(r"the capture holds no counters for (.*?) \(unknown on .*?\); to count it: "),
      r"not collected: \1 (unknown, never 0): "),
+    (re.compile(r"(\d+) metric-split parts of (\d+) launches each, aligned on .*"),
+     r"\1 metric-split parts of \2 launches, aligned by kernel name"),
+    (re.compile(r"(\d+) kernel\(s\) \((\d+) launches\) cannot be told apart launch by launch across the parts.*"),
+     r"\1 kernel(s) (\2 launches) analysed from their sums by name"),
 )
 
 
@@ -159,10 +177,18 @@ def note_lines(notes: list[str], *, width: int, verbose: bool = False) -> list[s
     if verbose:
         return [f"note: {note}" for note in notes]
     lines = []
+    shortened = []
     for note in notes:
         for pattern, short in _SHORT_NOTES:
             note = pattern.sub(short, note)
-        line = "note: " + _COMMAND.sub("`ncu-roofline metrics`", note)
+        shortened.append(_COMMAND.sub("`ncu-roofline metrics`", note))
+    prefix = shortened[0].split(": ", 1)[0] + ": " if shortened and ": " in shortened[0] else ""
+    shared = len(shortened) > 1 and prefix and all(n.startswith(prefix) for n in shortened)
+    if shared:  # one capture: named once, not on every line
+        lines.append(f"notes on {prefix[:-2]}:")
+        shortened = [n[len(prefix):] for n in shortened]
+    for note in shortened:
+        line = ("  " if shared else "note: ") + note
         if len(line) > width:
             cut = line[: max(20, width - len(VERBOSE_HINT)) + 1]
             line = (cut[: cut.rfind(" ")] if " " in cut[20:] else cut[:-1]).rstrip(" ,;:") + VERBOSE_HINT
