@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ...core.errors import InputError
 from ...core.kernel_labels import display_name
+from ...core.status import status_in_words
 from ...core.vocabulary import (
     ALL_TERMS,
     INSTRUCTION_LEVELS,
@@ -79,7 +80,7 @@ def _value(column: str, value: object) -> str:
         return format_si(value, _AMOUNT_UNITS[column])
     if column.endswith("_s"):
         return format_si(value, "s")
-    return format_number(value) if isinstance(value, float) else str(value)
+    return format_number(value) if isinstance(value, float) else _known(value)
 
 
 def print_drilldown(outdir: Path, key: str, console: Console) -> None:
@@ -90,7 +91,8 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     kernels = pd.read_parquet(kernels_path)
     row = find_kernel(kernels, key)
     console.print(f"#{row['rank']} {display_name(str(row['kernel_name']))}", markup=False, highlight=False)
-    console.print(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
+    console.print(f"recorded as {row['kernel_name']}; grid {_known(row.get('grid'))} × block "
+                  f"{_known(row.get('block'))}; "
                   f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}", markup=False, highlight=False)
     for line in _why_lines(row):
         console.print(line, markup=False, highlight=False)
@@ -132,10 +134,16 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     console.print(table)
     if len(mine) > 50:
         console.print(f"… {len(mine) - 50} more in {launches_path}", markup=False, highlight=False)
-    console.print(f"status: {row.get('status')}", markup=False, highlight=False)
+    console.print(f"status: {status_in_words(row.get('status'))} (code: {row.get('status')})", markup=False,
+                  highlight=False)
     others = sorted(set(mine["status"].astype(str)) - {str(row.get("status")), "ok"}) if "status" in mine else []
     for status in others:
-        console.print(f"some launches: {status}", markup=False, highlight=False)
+        console.print(f"some launches: {status_in_words(status)} (code: {status})", markup=False, highlight=False)
+
+
+def _known(value: object) -> str:
+    """A launch dimension, '—' where it is unknown (never '<NA>')."""
+    return "—" if value is None or pd.isna(value) or str(value) in ("", "<NA>", "nan") else str(value)
 
 
 def _why_lines(row: pd.Series) -> list[str]:
