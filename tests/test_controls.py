@@ -135,4 +135,6 @@ def test_groups_of_one_name_are_told_apart_in_the_table_and_the_markdown(samples
     lines = [line for line in console.export_text().splitlines() if "sigma_gpp_gpu_34" in line]
     assert len(lines) == 2 and "(65535,1,1)" in lines[0] and "(4,1,1)" in lines[1]
     rows = [line for line in result.markdown(top=2).splitlines() if "sigma_gpp_gpu_34" in line]
-    assert len(rows) == 2 and rows[0].split("|")[2] != rows[1].split("|")[2]
+    # the compact table, then the same two kernels in the table of every column (in <details>)
+    assert len(rows) == 4 and rows[0].split("|")[2] != rows[1].split("|")[2]
+    assert rows[2].split("|")[2] != rows[3].split("|")[2]

@@ -159,7 +159,7 @@ _COMMAND = re.compile(r"(?:profile with `ncu --set full` \(or [^)]*\), or )?ncu 
 VERBOSE_HINT = " … (--verbose)"
 # The long notes of run_notes.py said in a few words for the terminal (the full text: --verbose, JSON, docs).
 _SHORT_NOTES = (
-    (re.compile(r"^(?:[^:]*/)?([^/:]+): "), r"\1: "),  # a capture by its file name
+    (re.compile(r"^(?:[^:]*/)?([^/:\s]+): "), r"\1: "),  # a capture by its file name
     (re.compile(r"the limiter \(why a kernel is slow\) is unknown on (.*?): its counters were not collected; "
                 r"to collect them: "), r"limiter unknown on \1, not collected: "),
     (re.compile(r"the capture holds no counters for (.*?) \(unknown on .*?\); to count it: "),
