@@ -79,7 +79,8 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int
     no_gpu = counted & (source == "none") & rows["device_name"].isna().to_numpy()
     if no_gpu.any():
         reasons.append(f"{int(weight[no_gpu].sum())} launch(es) have counters but no roofs: the export names no GPU "
-                       "(pass --gpu NAME, see `ncu-roofline ceilings`)")
+                       f"(pass --gpu NAME{_candidates(rows['compute_capability'][no_gpu])}, "
+                       "see `ncu-roofline ceilings`)")
     other = counted & ~no_gpu
     if other.any():
         where = sorted(set(rows["device_name"].astype("object").where(rows["device_name"].notna(), source)[other]
@@ -87,6 +88,25 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int
         reasons.append(f"{int(weight[other].sum())} launch(es) have counters but no roof for them ({', '.join(where)}:"
                        " pass --gpu NAME or --ceilings FILE.toml)")
     return int(unknown.sum()), reasons
+
+
+def _candidates(capabilities: pd.Series) -> str:
+    """'; CC 8.0: NVIDIA A100-SXM4-40GB, NVIDIA A100-SXM4-80GB, ...': the table's GPUs of each compute capability
+    the export gives (a details-page export names only a device index and the CC); where one GPU has it, which."""
+    from ..roofs.gpu_table import load_gpu_table  # the table is data; loaded only for this message
+
+    known = sorted({float(c) for c in pd.to_numeric(capabilities, errors="coerce").dropna()})
+    if not known:
+        return ""
+    table = load_gpu_table()
+    parts = []
+    for cc in known:
+        names = [g.name for g in table if g.compute_capability == cc]
+        if len(names) == 1:
+            parts.append(f"CC {cc:.1f}: only {names[0]!r} in the table has it")
+        else:
+            parts.append(f"CC {cc:.1f}: " + (", ".join(names) if names else "no GPU of the table"))
+    return "; " + "; ".join(parts)
 
 
 def unplaced_note(kernels: pd.DataFrame, launches: pd.DataFrame) -> str | None:
