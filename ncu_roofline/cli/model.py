@@ -61,7 +61,7 @@ def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_o
             written = write_model_outputs(placed, {r.name: r.peaks for r in roof_sets}, out, metadata=metadata,
                                           formats=_formats(fmt), inputs=list(inputs))
         if str(json_out) != "-":
-            stdout.print(model_table(placed))
+            stdout.print(model_table(placed, width=stdout.width))
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
 
