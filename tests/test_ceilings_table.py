@@ -63,12 +63,14 @@ def test_ceilings_show_json_gives_every_roof_a_source_or_formula_and_the_ridges(
 
 
 def test_ceilings_show_is_a_compact_table_that_fits_80_columns():
+    import io
+
     from rich.console import Console
 
     from ncu_roofline.render.ceilings.console import gpu_compact_view
     from ncu_roofline.roofs.gpu_table import describe_gpu, match_gpu
 
-    console = Console(width=80, record=True, file=open("/dev/null", "w"))
+    console = Console(width=80, record=True, file=io.StringIO())
     console.print(gpu_compact_view(describe_gpu(match_gpu("NVIDIA H100 80GB HBM3"))))
     text = console.export_text()
     lines = text.splitlines()

@@ -6,6 +6,7 @@ user ceilings; an export that names no GPU is told the table's GPUs of its compu
 from __future__ import annotations
 
 import datetime
+import io
 import re
 from pathlib import Path
 
@@ -25,7 +26,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 def rendered(renderable, width: int) -> list[str]:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console = Console(width=width, record=True, file=io.StringIO())
     console.print(renderable)
     return console.export_text().splitlines()
 
@@ -88,9 +89,8 @@ def test_climate_seg_at_80_columns_has_distinct_long_names(samples):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_compare_table_keeps_verdict_and_changes_and_tags_only_repeated_names(width):
-    from ncu_roofline.render.compare.console import comparison_table
-
     from ncu_roofline.comparison import compare
+    from ncu_roofline.render.compare.console import comparison_table
 
     result = compare(ncu_roofline.analyze(FIXTURES / "compare" / "base.csv"),
                                   ncu_roofline.analyze(FIXTURES / "compare" / "head.csv"))
@@ -118,7 +118,7 @@ def test_history_table_fits(tmp_path, width):
     base, head = (ncu_roofline.analyze(FIXTURES / "compare" / f"{n}.csv") for n in ("base", "head"))
     for i, run in enumerate((base, base, base, head)):
         append_analysis(tmp_path, run, run_id=f"run{i}", labels={},
-                        run_time=datetime.datetime(2026, 1, 1 + i, tzinfo=datetime.timezone.utc))
+                        run_time=datetime.datetime(2026, 1, 1 + i, tzinfo=datetime.UTC))
     result = load_history(tmp_path)
     table = history_table(result.summary, wide_values(result.series, "time_s", len(result.runs)), runs=4,
                           width=width)
@@ -133,9 +133,8 @@ def test_history_table_fits(tmp_path, width):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_model_table_fits(width):
-    from ncu_roofline.model.place import place_points, table_roofs
+    from ncu_roofline.model.place import place_points, table_roofs, workloads_frame
     from ncu_roofline.model.workloads import gemm
-    from ncu_roofline.model.place import workloads_frame
     from ncu_roofline.render.model.console import model_table
 
     placed = place_points(workloads_frame([gemm(4096, 4096, 4096, "fp32")]),

@@ -78,7 +78,7 @@ STATUS_WORDS = (
     ("missing ", "{} not counted in this launch"),
     ("flop_total_lower_bound", "FLOP total counts only some precisions"),
     ("no FLOP or byte counters", "no FLOP or byte counters"),
-    ("time_from_gpu__time_active", "time from gpu__time_active (no duration counter)"),
+    ("time_from_", "time from a fallback counter (no duration counter)"),
     ("fp16_from_hfma_only", "FP16 counts HFMA only"),
     ("tensor_flops_legacy_512_per_inst", "tensor FLOPs as 512 per instruction (exact on Volta)"),
     ("no roof ", "work in {} without a roof"),
@@ -105,8 +105,6 @@ def note_in_words(note: str) -> str:
     """One status note as a short phrase ('bytes_order l1<l2' -> 'L1 moved fewer bytes than L2'), keeping the term
     a note names ('no roof fp64' -> 'work without a roof: fp64') and a '(k of n launches)' tail; an unknown note
     is returned as it is."""
-    from .vocabulary import display
-
     note = note.strip()
     tail = ""
     if note.endswith(_COUNT_SUFFIX) and " (" in note:
@@ -128,11 +126,11 @@ def note_in_words(note: str) -> str:
 
 def _quantity(key: str) -> str:
     """'bytes_l1' -> 'L1 bytes', 'flop_fp64' -> 'FP64 FLOPs', 'fp64' -> 'FP64'."""
-    from .vocabulary import display
+    from .vocabulary import ALL_TERMS, display
 
-    for head, unit in (("bytes_", "bytes"), ("flop_", "FLOPs")):
-        if key.startswith(head):
-            return f"{display(key[len(head):])} {unit}"
+    for term in ALL_TERMS:
+        if key == term.amount:
+            return f"{display(term.key)} {'FLOPs' if term.kind == 'compute' else 'bytes'}"
     return display(key)
 
 

@@ -93,7 +93,9 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int
 def _candidates(capabilities: pd.Series) -> str:
     """'; CC 8.0: NVIDIA A100-SXM4-40GB, NVIDIA A100-SXM4-80GB, ...': the table's GPUs of each compute capability
     the export gives (a details-page export names only a device index and the CC); where one GPU has it, which."""
-    from ..roofs.gpu_table import load_gpu_table  # the table is data; loaded only for this message
+    from ..roofs.gpu_table import (
+        load_gpu_table,  # the table is data; loaded only for this message
+    )
 
     known = sorted({float(c) for c in pd.to_numeric(capabilities, errors="coerce").dropna()})
     if not known:

@@ -10,8 +10,8 @@ number ("-27…") is never printed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from rich.cells import cell_len
 from rich.table import Table

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ...core.kernel_labels import display_name, distinct_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, UNITS
+from ..fit import Col, fit_table
 from ..numbers import (
     INCOMPLETE_LEGEND,
     format_number,
@@ -20,7 +21,6 @@ from ..numbers import (
     upper_bound,
 )
 from ..numbers import format_si as fmt_si
-from ..fit import Col, fit_table
 from ..safe_text import for_terminal
 
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it

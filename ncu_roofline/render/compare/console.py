@@ -12,9 +12,9 @@ from rich.table import Table
 from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
+from ..analysis.console import print_table
 from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
-from ..analysis.console import print_table
 from ..safe_text import for_terminal
 from .markdown import (
     change_text,

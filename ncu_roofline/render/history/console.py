@@ -14,9 +14,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ...core.kernel_labels import distinct_labels
 from ..analysis.console import print_table
 from ..compare.console import short_dims
 from ..compare.markdown import (
