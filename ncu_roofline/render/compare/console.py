@@ -20,6 +20,7 @@ from .markdown import (
     change_text,
     match_text,
     per_launch_sentence,
+    short_dims,
     signed_pct,
     signed_points,
     signed_si,
@@ -35,16 +36,6 @@ COLUMNS = (Col("#"), Col("kernel", "left"), Col("verdict", "left", style="markup
            Col("Δ of roof", legend="Δ of roof: change of the roofline fraction, in points"),
            Col("base", drop=4), Col("head", drop=5), Col("Δ FLOP/s", drop=2), Col("bound", "left", drop=3),
            Col("match", "left", drop=1))
-
-
-def short_dims(value: object) -> str | None:
-    """'(64,1,1)' as '64', '(64,2,1)' as '64,2': a launch shape short enough for a name's tag."""
-    if value is None or pd.isna(value):
-        return None
-    parts = str(value).strip("() ").replace(" ", "").split(",")
-    while len(parts) > 1 and parts[-1] == "1":
-        parts.pop()
-    return ",".join(parts)
 
 
 def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[str, str], *,
