@@ -266,3 +266,29 @@ def test_an_export_naming_no_gpu_is_told_the_gpus_of_its_compute_capability():
     cc80 = [g.name for g in load_gpu_table() if g.compute_capability == 8.0]
     assert "NVIDIA A100-SXM4-40GB" in cc80 and len(cc80) > 1
     assert f"CC 8.0: {', '.join(cc80)}" in str(error.value)
+
+
+def test_compare_and_history_markdown_fit_1000_px(tmp_path):
+    from ncu_roofline.comparison import compare
+    from ncu_roofline.history.report import load_history
+    from ncu_roofline.history.series import wide_values
+    from ncu_roofline.history.store import append_analysis
+    from ncu_roofline.render.compare.markdown import comparison_markdown
+    from ncu_roofline.render.history.markdown import history_markdown
+
+    base, head = (ncu_roofline.analyze(FIXTURES / "compare" / f"{n}.csv") for n in ("base", "head"))
+    result = compare(base, head)
+    text = comparison_markdown(result.kernels, result.totals, result.info())
+    assert "| # | kernel | verdict | Δ time | Δ of roof | time base → head |" in text
+    assert "| 1 | `gemm_tile(…) [64×128]` | 🟢 improvement | -20.0% | +12.5 pt | 100 µs → 80.0 µs |" in text
+    scroll, tables = laid_out_width(markdown_page(text), tmp_path)
+    assert scroll <= 1000 and max(tables) <= 1000
+    store = tmp_path / "history"
+    for i, run in enumerate((base, base, base, head)):
+        append_analysis(store, run, run_id=f"run{i}", labels={},
+                        run_time=datetime.datetime(2026, 1, 1 + i, tzinfo=datetime.UTC))
+    loaded = load_history(store)
+    text = history_markdown(loaded.summary, wide_values(loaded.series, "time_s", 4), loaded.gates,
+                            metadata=loaded.metadata(), runs=4, newest_run_id=loaded.newest_run_id)
+    scroll, tables = laid_out_width(markdown_page(text), tmp_path)
+    assert scroll <= 1000 and max(tables) <= 1000
