@@ -292,3 +292,20 @@ def test_compare_and_history_markdown_fit_1000_px(tmp_path):
                             metadata=loaded.metadata(), runs=4, newest_run_id=loaded.newest_run_id)
     scroll, tables = laid_out_width(markdown_page(text), tmp_path)
     assert scroll <= 1000 and max(tables) <= 1000
+
+
+def test_with_nsys_app_headroom_is_the_kept_sort_key_and_every_line_fits(tmp_path):
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+    from ncu_roofline.render.analysis.console import print_summary
+
+    result = ncu_roofline.analyze(EXAMPLE, nsys=FIXTURES / "nsys" / "kern_sum_2024.csv")
+    for width in WIDTHS:
+        console = Console(width=width, record=True, file=io.StringIO())
+        print_summary(result.kernels, top=5, console=console, app=result.app, sort="app_headroom_s")
+        lines = console.export_text().splitlines()
+        assert max(map(len, lines)) <= width
+        header = next(line for line in lines if line.startswith("#  kernel"))
+        assert header.rstrip().endswith("app headroom") or "app headroom" in header
+    assert CliRunner().invoke(app, ["analyze", str(EXAMPLE), "--wide"]).exit_code == 0

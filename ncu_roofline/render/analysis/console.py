@@ -141,7 +141,7 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
     if app is not None:
         from .timeline import coverage_sentence
 
-        console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False, soft_wrap=True)
+        console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False)  # wrapped to width
     print_table(console, kernel_summary_table(kernels, top=top, title=title, width=console.width, sort=sort,
                                               wide=wide), wide=wide)
     for line in status_notes(kernels, top=top, verbose=verbose):
@@ -150,7 +150,7 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
         from .timeline import unprofiled_lines
 
         for line in unprofiled_lines(app):
-            console.print(for_terminal(line), markup=False, highlight=False, soft_wrap=True)
+            console.print(for_terminal(line), markup=False, highlight=False)
 
 
 # The ncu command a note carries (hundreds of characters of metric names): the terminal points to it instead.
