@@ -309,3 +309,15 @@ def test_with_nsys_app_headroom_is_the_kept_sort_key_and_every_line_fits(tmp_pat
         header = next(line for line in lines if line.startswith("#  kernel"))
         assert header.rstrip().endswith("app headroom") or "app headroom" in header
     assert CliRunner().invoke(app, ["analyze", str(EXAMPLE), "--wide"]).exit_code == 0
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_gpu_table_fits_with_every_roof_in_one_unit_per_kind(width):
+    from ncu_roofline.render.analysis.console import gpu_table
+    from ncu_roofline.roofs.gpu_table import list_gpus, load_gpu_table
+
+    lines = rendered(gpu_table(list_gpus(load_gpu_table()), width=width), width)
+    assert max(map(len, lines)) <= width
+    v100 = next(line for line in lines if line.startswith("Tesla V100-SXM2-16GB"))
+    # FP32 15.7 TFLOP/s, DRAM 900 GB/s = 0.900 TB/s, L1 80 SMs x 128 B/clk x 1.53 GHz = 15.7 TB/s
+    assert v100.split()[2:] == ["7.0", "7.80", "15.7", "31.3", "125", "0.900", "3.13", "15.7"]

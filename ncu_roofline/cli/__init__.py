@@ -260,7 +260,7 @@ def ceilings_list(ctx: typer.Context,
         if as_json:
             sys.stdout.write(json.dumps(rows, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_table(rows))
+            stdout.print(gpu_table(rows, width=stdout.width))
 
 
 @ceilings_app.command("show")

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, UNITS
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, display
 from ..fit import Col, fit_table
 from ..numbers import (
     INCOMPLETE_LEGEND,
@@ -205,19 +205,22 @@ def print_table(console: Console, table: Table, *, wide: bool = False) -> None:
         console.print(table)
 
 
-def gpu_table(rows: list[dict]) -> Table:
-    """`ncu-roofline ceilings`: one line per GPU of the built-in table."""
-    table = Table(header_style="bold")
-    for name in ("GPU", "CC", "FP64", "FP32", "FP16", "Tensor", "DRAM", "L2", "L1"):
-        table.add_column(name, justify="left" if name == "GPU" else "right")
+def gpu_table(rows: list[dict], *, width: int = 120) -> Table:
+    """`ncu-roofline ceilings`: one line per GPU of the built-in table, compute roofs in TFLOP/s and memory roofs in
+    TB/s (the unit in the caption, not in every cell) so that every roof fits 80 columns beside the GPU's name."""
+    columns = (Col("GPU", "left"), Col("CC"), *(Col(display(t.key), drop=9 - i) for i, t in enumerate(TERMS)))
+    cells = []
     for row in rows:
         peaks = row.get("peaks", {})
 
-        def roof(key: str, unit: str) -> str:
+        def roof(key: str, peaks: dict = peaks) -> str:
             value = peaks.get(key)
             value = value.get("value") if isinstance(value, dict) else value
-            return fmt_si(float(value), unit) if value is not None else "—"
+            return format_number(float(value) / 1e12) if value is not None else "—"
 
-        table.add_row(str(row.get("name")), str(row.get("compute_capability") or "—"),
-                      *(roof(t.peak, UNITS[t.kind]) for t in TERMS))
-    return table
+        cells.append([str(row.get("name")), str(row.get("compute_capability") or "—"), *(roof(t.peak) for t in TERMS)])
+    names = [c[0] for c in cells]
+    return fit_table(columns, cells, width, name_index=0, names=lambda n: [
+        name if len(name) <= n else name[: n - 1] + "…" for name in names],
+        legend_prefix="compute roofs in TFLOP/s, memory roofs in TB/s; `ceilings show NAME` for one GPU",
+        hint="`ceilings --json` lists every roof").table
