@@ -321,3 +321,12 @@ def test_the_gpu_table_fits_with_every_roof_in_one_unit_per_kind(width):
     v100 = next(line for line in lines if line.startswith("Tesla V100-SXM2-16GB"))
     # FP32 15.7 TFLOP/s, DRAM 900 GB/s = 0.900 TB/s, L1 80 SMs x 128 B/clk x 1.53 GHz = 15.7 TB/s
     assert v100.split()[2:] == ["7.0", "7.80", "15.7", "31.3", "125", "0.900", "3.13", "15.7"]
+
+
+def test_what_several_captures_did_not_collect_is_said_once():
+    notes = [f"/runs/{name}.ncu-rep: the capture holds no counters for FP16 (unknown on all 1 launches; the speed "
+             "of light leaves it out); to count it: ncu --metrics a,b -o report ..." for name in ("vec_add", "dot")]
+    assert note_lines(notes, width=200) == [
+        "note: not collected: FP16 (unknown, never 0): `ncu-roofline metrics`, in 2 captures (vec_add.ncu-rep, "
+        "dot.ncu-rep)"]
+    assert note_lines(notes, width=200, verbose=True) == [f"note: {n}" for n in notes]

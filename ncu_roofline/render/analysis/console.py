@@ -171,6 +171,25 @@ _SHORT_NOTES = (
 )
 
 
+def _once_per_run(notes: list[str]) -> list[str]:
+    """What several captures did not collect, said once for the run: 'not collected: FP16 ..., in 4 captures (...)'."""
+    by_rest: dict[str, list[str]] = {}
+    for note in notes:
+        source, _, rest = note.partition(": not collected: ")
+        if rest and " " not in source:
+            by_rest.setdefault(rest, []).append(source)
+    out, said = [], set()
+    for note in notes:
+        source, _, rest = note.partition(": not collected: ")
+        sources = by_rest.get(rest, []) if rest and " " not in source else []
+        if len(sources) < 2:
+            out.append(note)
+        elif rest not in said:
+            said.add(rest)
+            out.append(f"not collected: {rest}, in {len(sources)} captures ({', '.join(sources)})")
+    return out
+
+
 def note_lines(notes: list[str], *, width: int, verbose: bool = False) -> list[str]:
     """The run notes as the terminal prints them: one line each, the ncu command replaced by where to find it
     (`ncu-roofline metrics`, or `--verbose` for every note in full, as the JSON and Parquet metadata hold it)."""
@@ -182,6 +201,7 @@ def note_lines(notes: list[str], *, width: int, verbose: bool = False) -> list[s
         for pattern, short in _SHORT_NOTES:
             note = pattern.sub(short, note)
         shortened.append(_COMMAND.sub("`ncu-roofline metrics`", note))
+    shortened = _once_per_run(shortened)
     prefix = shortened[0].split(": ", 1)[0] + ": " if shortened and ": " in shortened[0] else ""
     shared = len(shortened) > 1 and prefix and all(n.startswith(prefix) for n in shortened)
     if shared:  # one capture: named once, not on every line
