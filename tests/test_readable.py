@@ -330,3 +330,19 @@ def test_what_several_captures_did_not_collect_is_said_once():
         "note: not collected: FP16 (unknown, never 0): `ncu-roofline metrics`, in 2 captures (vec_add.ncu-rep, "
         "dot.ncu-rep)"]
     assert note_lines(notes, width=200, verbose=True) == [f"note: {n}" for n in notes]
+
+
+def test_compare_and_history_take_wide(tmp_path):
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+
+    base, head = str(FIXTURES / "compare" / "base.csv"), str(FIXTURES / "compare" / "head.csv")
+    run = CliRunner().invoke(app, ["compare", base, head, "--wide"])
+    assert run.exit_code == 0 and "Δ FLOP/s" in run.output and "match" in run.output and "not shown" not in run.output
+    history = tmp_path / "h"
+    for run_id, path in (("r1", base), ("r2", head)):
+        assert CliRunner().invoke(app, ["analyze", path, "--history", str(history), "--run-id", run_id,
+                                        "--rows", "0"]).exit_code == 0
+    run = CliRunner().invoke(app, ["history", str(history), "--wide"])
+    assert run.exit_code == 0 and "median before" in run.output and "not shown" not in run.output
