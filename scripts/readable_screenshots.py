@@ -27,7 +27,7 @@ table { border-collapse: collapse; } td, th { padding: 6px 13px; border: 1px sol
 
 def cli(tree: Path, *args: str) -> str:
     env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(tree)}
-    done = subprocess.run([PYTHON, "-m", "ncu_roofline.cli", *args], env=env, capture_output=True, text=True,
+    done = subprocess.run([PYTHON, "-m", "ncu_roofline.cli", *args], env=env, capture_output=True, text=True, check=False,
                           cwd=tree)
     return done.stdout
 

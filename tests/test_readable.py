@@ -327,8 +327,8 @@ def test_what_several_captures_did_not_collect_is_said_once():
     notes = [f"/runs/{name}.ncu-rep: the capture holds no counters for FP16 (unknown on all 1 launches; the speed "
              "of light leaves it out); to count it: ncu --metrics a,b -o report ..." for name in ("vec_add", "dot")]
     assert note_lines(notes, width=200) == [
-        "note: not collected: FP16 (unknown, never 0): `ncu-roofline metrics`, in 2 captures (vec_add.ncu-rep, "
-        "dot.ncu-rep)"]
+        ("note: not collected: FP16 (unknown, never 0): `ncu-roofline metrics`, in 2 captures (vec_add.ncu-rep, "
+         "dot.ncu-rep)")]
     assert note_lines(notes, width=200, verbose=True) == [f"note: {n}" for n in notes]
 
 
