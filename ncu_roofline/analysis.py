@@ -200,10 +200,11 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     identity = [c for c in KERNEL_IDENTITY if c in kernel_values]
     kernels = rank_kernels(kernel_values[identity + list(RESULT_COLUMNS) + list(LIMITER_COLUMNS)])
     if not allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
-        raise InputError(files[0] if len(files) == 1 else None, nothing_placed_message(kernels, group_rows))
+        raise InputError(files[0] if len(files) == 1 else None,
+                         nothing_placed_message(kernels, group_rows, _max_clock_hz(raw, catalogue)))
     notes = [*reader_notes, *gap_notes(gaps, reports),
              *limiter_notes(launch_table, reports, limiter_settings().sections)]
-    unplaced = unplaced_note(kernels, group_rows)
+    unplaced = unplaced_note(kernels, group_rows, _max_clock_hz(raw, catalogue))
     if unplaced:
         notes.append(unplaced)
     app = None
@@ -240,6 +241,16 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         model_points=model_points, model_pairs=model_pairs, app=app,
         timeline=InputFile(str(nsys), _sha256(Path(nsys))) if nsys is not None else None,
     )
+
+
+def _max_clock_hz(raw: pd.DataFrame, catalogue: Catalogue) -> float | None:
+    """The export's maximum SM clock (median over launches): it can tell apart GPUs of one compute capability."""
+    import numpy as np
+
+    from .pipeline.derive import pick_definition
+
+    values = pick_definition(raw, catalogue.definitions("max_sm_clock_hz")).values
+    return float(np.nanmedian(values)) if np.isfinite(values).any() else None
 
 
 def _user_gpu_name(ceilings: object) -> str | None:

@@ -346,3 +346,20 @@ def test_compare_and_history_take_wide(tmp_path):
                                         "--rows", "0"]).exit_code == 0
     run = CliRunner().invoke(app, ["history", str(history), "--wide"])
     assert run.exit_code == 0 and "median before" in run.output and "not shown" not in run.output
+
+
+def test_the_clock_narrows_the_gpus_of_a_compute_capability(tmp_path):
+    """The CC 8.0 export with the device's maximum clock, 1440 MHz: of the table's CC 8.0 rows only the A30 has a
+    1440 MHz boost clock (the A100s: 1410 MHz, 2 % away)."""
+    lines = (FIXTURES / "details_2023_crlf.csv").read_text(encoding="utf-8-sig").splitlines()
+    with_clock = []
+    for line in lines:
+        with_clock.append(line)
+        if '"gpu__time_duration.sum"' in line:
+            with_clock.append(re.sub(r'"gpu__time_duration.sum","usecond","[^"]*"',
+                                     '"device__attribute_max_gpu_frequency_khz","","1440000"', line))
+    export = tmp_path / "a30.csv"
+    export.write_text("\n".join(with_clock) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        ncu_roofline.analyze(export)
+    assert "NVIDIA A30 (the export's maximum SM clock, 1440 MHz, narrows it to 'NVIDIA A30')" in str(error.value)
