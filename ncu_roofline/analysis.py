@@ -79,7 +79,8 @@ class Analysis:
 
         devices = self.kernels["device_name"].dropna().unique().tolist() if len(self.kernels) else []
         sources = self.kernels["ceiling_source"].dropna().unique().tolist() if len(self.kernels) else []
-        return ChartContext(gpu=", ".join(sorted(devices)) or str(self.options.gpu or "unknown GPU"),
+        return ChartContext(gpu=", ".join(sorted(devices)) or str(self.options.gpu or _user_gpu_name(
+                                self.options.ceilings) or "unknown GPU"),
                             ceiling_source=", ".join(sorted(sources)) or "none",
                             clock=str(self.options.clock),
                             inputs=[str(f.path) for f in self.inputs], top=top,
@@ -176,6 +177,18 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
     return Analysis(launches=run.launches, kernels=run.kernels if kernels is None else kernels, inputs=digests(),
                     notes=list(run.notes), options=options, model_points=model_points, model_pairs=model_pairs,
                     app=run.app, timeline=InputFile(str(nsys), _sha256(Path(nsys))) if nsys is not None else None)
+
+
+def _user_gpu_name(ceilings: object) -> str | None:
+    """The `name` a --ceilings file gives its GPU (titles say it rather than "unknown GPU")."""
+    if not ceilings:
+        return None
+    from .roofs.user_file import load_user_ceilings
+
+    try:
+        return load_user_ceilings(Path(str(ceilings))).name
+    except InputError:  # read once already; gone since: the title falls back
+        return None
 
 
 def _coverage(app: AppWeighting | None) -> str | None:

@@ -62,8 +62,27 @@ def test_ceilings_show_json_gives_every_roof_a_source_or_formula_and_the_ridges(
     assert len(ridges) == 3 * (4 + 5)  # (fp64, fp32, fp16, tensor + 5 tensor types) x (dram, l2, l1)
 
 
-def test_ceilings_show_prints_formula_source_and_ridges():
-    result = runner.invoke(app, ["ceilings", "show", "Tesla V100-SXM2-16GB"], terminal_width=400)
+def test_ceilings_show_is_a_compact_table_that_fits_80_columns():
+    import io
+
+    from rich.console import Console
+
+    from ncu_roofline.render.ceilings.console import gpu_compact_view
+    from ncu_roofline.roofs.gpu_table import describe_gpu, match_gpu
+
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(gpu_compact_view(describe_gpu(match_gpu("NVIDIA H100 80GB HBM3"))))
+    text = console.export_text()
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 80 and len(lines) <= 30  # was 174 lines with every URL inline
+    assert "https://" not in text and "--sources" in text
+    # the L2 roof in a few words: 80 slices x 64 B/clk x 1.98 GHz = 10.1 TB/s
+    assert any("L2" in line and "10.1 TB/s" in line and "80 slices x 64 B/clk x 1.98 GHz" in line for line in lines)
+    assert any(line.startswith("DRAM") and "spec: archive-lib.hpctech.co.jp" in line for line in lines)
+
+
+def test_ceilings_show_sources_prints_formula_source_and_ridges():
+    result = runner.invoke(app, ["ceilings", "show", "Tesla V100-SXM2-16GB", "--sources"], terminal_width=400)
     assert result.exit_code == 0, result.output
     text = result.output
     assert "l2_slices * l2_bytes_per_clk_per_slice * boost_clock_ghz" in text  # the L2 roof's formula

@@ -67,8 +67,15 @@ def test_terminal_table_keeps_every_number_and_the_rank_at_any_width(example, wi
 
 
 def test_statuses_are_notes_under_the_table_grouped_by_text(example):
-    table = example.kernels.assign(status=["ok", "missing bytes_l1", "ok", "missing bytes_l1", "no FLOPs"])
-    assert status_notes(table, top=5) == ["status of #2, #4: missing bytes_l1", "status of #5: no FLOPs"]
+    table = example.kernels.assign(status=["ok", "missing bytes_l1 (needs a)", "ok", "missing bytes_l1 (needs a)",
+                                           "no FLOPs; bytes_order l1<l2 (1 of 2 launches)"])
+    # in words in the terminal, one line per note naming its ranks; an unknown note as it is
+    assert status_notes(table, top=5) == ["status of #2, #4: L1 bytes not counted in this launch",
+                                          "status of #5: no FLOPs",
+                                          "status of #5: L1 moved fewer bytes than L2 (1 of 2 launches)"]
+    # --verbose: the codes, as Parquet keeps them
+    assert status_notes(table, top=5, verbose=True) == [
+        "status of #2, #4: missing bytes_l1 (needs a)", "status of #5: no FLOPs; bytes_order l1<l2 (1 of 2 launches)"]
 
 
 def test_show_prints_one_kernels_drilldown(tmp_path):
@@ -129,4 +136,6 @@ def test_groups_of_one_name_are_told_apart_in_the_table_and_the_markdown(samples
     lines = [line for line in console.export_text().splitlines() if "sigma_gpp_gpu_34" in line]
     assert len(lines) == 2 and "(65535,1,1)" in lines[0] and "(4,1,1)" in lines[1]
     rows = [line for line in result.markdown(top=2).splitlines() if "sigma_gpp_gpu_34" in line]
-    assert len(rows) == 2 and rows[0].split("|")[2] != rows[1].split("|")[2]
+    # the compact table, then the same two kernels in the table of every column (in <details>)
+    assert len(rows) == 4 and rows[0].split("|")[2] != rows[1].split("|")[2]
+    assert rows[2].split("|")[2] != rows[3].split("|")[2]

@@ -66,6 +66,8 @@ def analyze(
                                        "weight by the whole run's time."),
     nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU (deviceId) of a "
                                                                           "multi-GPU --nsys SQLite timeline."),
+    wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
+    verbose: bool = typer.Option(False, "--verbose", help="Run notes in full (with the ncu commands)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
     from ..render.analysis.outputs import OUTPUT_NAMES
@@ -107,7 +109,7 @@ def analyze(
             append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write(to_stdout)
         if rows and str(json_out) != "-":
-            _print_run(result, rows=rows, sort=sort)
+            _print_run(result, rows=rows, sort=sort, wide=wide, verbose=verbose)
             say_written(written)
             if history is not None:
                 say(f"appended run {run_id} to {history}")
@@ -117,21 +119,21 @@ def analyze(
             webbrowser.open((out / "roofline.html").resolve().as_uri())
 
 
-def _print_run(result, *, rows: int, sort: str) -> None:
+def _print_run(result, *, rows: int, sort: str, wide: bool = False, verbose: bool = False) -> None:
     """The terminal summary: the top kernels, the run's totals, its notes, and the analytic points' matches."""
     from ..core.vocabulary import counted
     from ..pipeline.totals import run_totals
-    from ..render.analysis.console import print_summary
+    from ..render.analysis.console import note_lines, print_summary
     from ..render.analysis.markdown import totals_sentence
 
     by = "app_headroom_s" if result.app is not None and sort == "headroom" else sort
-    print_summary(result.kernels, top=rows, console=stdout, app=result.app,
+    print_summary(result.kernels, top=rows, console=stdout, app=result.app, sort=by, wide=wide, verbose=verbose,
                   title=f"{counted(len(result.kernels), 'kernel')}, "
                         f"{counted(result.launch_count, 'launch', 'launches')} — top {min(rows, len(result.kernels))} "
                         f"by {by}")
     say(totals_sentence(run_totals(result.kernels, result.launches)) + ".")
-    for note in result.notes:
-        say(f"note: {note}", soft_wrap=True)
+    for line in note_lines(result.notes, width=stdout.width, verbose=verbose):
+        say(line, soft_wrap=True)
     if result.model_points is not None:
         from ..render.model.console import model_match_table
 

@@ -30,7 +30,7 @@ def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
         if as_json:
             sys.stdout.write(json.dumps(rows, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_table(rows))
+            stdout.print(gpu_table(rows, width=stdout.width))
 
 
 @ceilings_app.command("compare")
@@ -53,9 +53,11 @@ def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or a
 
 @ceilings_app.command("show")
 def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in `ncu-roofline ceilings`."),
-                  as_json: bool = typer.Option(False, "--json", help="JSON instead of text.")) -> None:
-    """One GPU's roofs, each with its source."""
-    from ..render.ceilings.console import gpu_detail_view
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
+                  sources: bool = typer.Option(False, "--sources", help="Every source URL, formula and caveat.")
+                  ) -> None:
+    """One GPU's roofs, how each was derived (--sources: with its source and caveats)."""
+    from ..render.ceilings.console import gpu_compact_view, gpu_detail_view
     from ..roofs.gpu_table import describe_gpu, match_gpu
 
     with user_errors():
@@ -63,7 +65,7 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
         if as_json:
             sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_detail_view(described))
+            stdout.print(gpu_detail_view(described) if sources else gpu_compact_view(described))
 
 
 @ceilings_app.command("template")

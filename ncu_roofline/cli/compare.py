@@ -48,6 +48,7 @@ def compare(
                                                         "differs (default: per launch there)."),
     nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
                                                       "head run's (see analyze --nsys)."),
+    wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
@@ -84,7 +85,7 @@ def compare(
             (json_out, lambda: comparison_json(result.kernels, result.totals, info))])
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
-            print_comparison(result.kernels, result.totals, info, top=rows, console=stdout)
+            print_comparison(result.kernels, result.totals, info, top=rows, console=stdout, wide=wide)
             say_written(written)
         if result.unjudged:
             gate = result.unjudged[0]

@@ -41,6 +41,7 @@ def history(
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON here ('-' for stdout)."),
+    wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Per-kernel trends over the runs of a history folder; noise-aware gates on the newest run."""
     from ..history.bands import BandOptions
@@ -82,7 +83,7 @@ def history(
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
             print_history(result.summary, time_wide, result.gates, runs=len(result.runs),
-                          newest_run_id=result.newest_run_id, top=rows, console=stdout)
+                          newest_run_id=result.newest_run_id, top=rows, console=stdout, wide=wide)
             say_written(written)
     if not result.passed:
         raise typer.Exit(1)

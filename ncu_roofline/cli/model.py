@@ -62,7 +62,7 @@ def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_a
             written = model_bundle(placed, {r.name: r.peaks for r in roof_sets}, metadata=metadata,
                                    formats=_formats(fmt)).write(out, inputs)
         if str(json_out) != "-":
-            stdout.print(model_table(placed))
+            stdout.print(model_table(placed, width=stdout.width))
             for path in written:
                 stdout.print(f"wrote {path}", highlight=False)
 

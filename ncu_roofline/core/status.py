@@ -69,3 +69,72 @@ BY_NAME = "alignment: by name"
 def is_by_name(status: pd.Series) -> np.ndarray:
     """Rows whose status says they were aligned by name only (no values of their own)."""
     return status.astype("object").fillna("").astype(str).str.contains(BY_NAME, regex=False).to_numpy(dtype=bool)
+
+
+# What each status note means, in a few plain words, for the human-facing outputs (terminal, Markdown, tooltips);
+# Parquet and JSON keep the codes. Matched on the note's start; the full meaning is in docs/status.md.
+STATUS_WORDS = (
+    ("ok", "nothing to report"),
+    ("missing ", "{} not counted in this launch"),
+    ("flop_total_lower_bound", "FLOP total counts only some precisions"),
+    ("no FLOP or byte counters", "no FLOP or byte counters"),
+    ("time_from_", "time from a fallback counter (no duration counter)"),
+    ("fp16_from_hfma_only", "FP16 counts HFMA only"),
+    ("tensor_flops_legacy_512_per_inst", "tensor FLOPs as 512 per instruction (exact on Volta)"),
+    ("no roof ", "work in {} without a roof"),
+    ("no FLOP counters", "no FLOP counters: headroom an upper bound"),
+    ("no table roofs", "GPU not in the ceiling table"),
+    ("pass --gpu", "GPU not in the ceiling table"),
+    ("no DRAM roof: integrated", "no DRAM roof (integrated memory)"),
+    ("clock max unknown", "maximum clock unknown: roofs at the measured clock"),
+    ("table roofs at the table's clock", "table and report roofs on different clocks"),
+    ("above_roof ", "above the {} roof: check the roof"),
+    ("bytes_order l1<l2", "L1 moved fewer bytes than L2"),
+    ("bytes_order l2<dram", "L2 moved fewer bytes than DRAM"),
+    ("alignment: by name", "split capture: analysed from per-name sums"),
+    ("not aligned with the other parts", "split capture: launches not aligned, first part only"),
+    ("value of ", "a value not a number"),
+    ("unit ", "a unit not understood"),
+    ("launch dimensions not in the report", "launch dimensions not in the report"),
+    ("process ids not matched", "process ids not matched"),
+)
+_COUNT_SUFFIX = " launches)"
+
+
+def note_in_words(note: str) -> str:
+    """One status note as a short phrase ('bytes_order l1<l2' -> 'L1 moved fewer bytes than L2'), keeping the term
+    a note names ('no roof fp64' -> 'work without a roof: fp64') and a '(k of n launches)' tail; an unknown note
+    is returned as it is."""
+    note = note.strip()
+    tail = ""
+    if note.endswith(_COUNT_SUFFIX) and " (" in note:
+        note, tail = note.rsplit(" (", 1)
+        tail = f" ({tail}"
+    for start, words in STATUS_WORDS:
+        if note == start or note.startswith(start):
+            rest = note[len(start):].strip() if start.endswith(" ") else ""
+            if start == "no FLOP counters" or not note.startswith("no ") and " FLOP counters" in note:
+                rest = ""
+            rest = rest.split(" (")[0]
+            if "{}" in words:
+                return words.replace("{}", _quantity(rest) if rest else "a value") + tail
+            return (f"{words}: {rest}" if rest and len(rest) <= 24 else words) + tail
+    if note.startswith("no ") and " counters: " in note:  # 'no FP64, FP16 FLOP counters: ...'
+        return f"{note.split(':', 1)[0]} (headroom an upper bound)" + tail
+    return note + tail
+
+
+def _quantity(key: str) -> str:
+    """'bytes_l1' -> 'L1 bytes', 'flop_fp64' -> 'FP64 FLOPs', 'fp64' -> 'FP64'."""
+    from .vocabulary import ALL_TERMS, display
+
+    for term in ALL_TERMS:
+        if key == term.amount:
+            return f"{display(term.key)} {'FLOPs' if term.kind == 'compute' else 'bytes'}"
+    return display(key)
+
+
+def status_in_words(status: object) -> str:
+    """A `; `-separated status in words, each phrase once."""
+    text = "ok" if status is None or str(status) in ("", "nan", "<NA>") else str(status)
+    return "; ".join(dict.fromkeys(note_in_words(note) for note in text.split("; ")))

@@ -59,7 +59,8 @@ def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
     return notes
 
 
-def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int, list[str]]:
+def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame,
+                     max_clock_hz: float | None = None) -> tuple[int, list[str]]:
     """How many kernels have no speed of light, and why: the launches without one, counted per cause (a kernel's
     headroom is unknown as soon as one of its launches' is)."""
     unknown = kernels["t_sol_s"].isna().to_numpy() if len(kernels) else np.zeros(0, dtype=bool)
@@ -79,7 +80,8 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int
     no_gpu = counted & (source == "none") & rows["device_name"].isna().to_numpy()
     if no_gpu.any():
         reasons.append(f"{int(weight[no_gpu].sum())} launch(es) have counters but no roofs: the export names no GPU "
-                       "(pass --gpu NAME, see `ncu-roofline ceilings`)")
+                       f"(pass --gpu NAME{_candidates(rows['compute_capability'][no_gpu], max_clock_hz)}, "
+                       "see `ncu-roofline ceilings`)")
     other = counted & ~no_gpu
     if other.any():
         where = sorted(set(rows["device_name"].astype("object").where(rows["device_name"].notna(), source)[other]
@@ -89,15 +91,49 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame) -> tuple[int
     return int(unknown.sum()), reasons
 
 
-def unplaced_note(kernels: pd.DataFrame, launches: pd.DataFrame) -> str | None:
-    count, reasons = unplaced_kernels(kernels, launches)
+def _candidates(capabilities: pd.Series, max_clock_hz: float | None = None) -> str:
+    """'; CC 8.0: NVIDIA A100-SXM4-40GB, NVIDIA A100-SXM4-80GB, ...': the table's GPUs of each compute capability
+    the export gives (a details-page export names only a device index and the CC); where one GPU has it, which."""
+    from ..roofs.gpu_table import (
+        load_gpu_table,  # the table is data; loaded only for this message
+    )
+
+    known = sorted({float(c) for c in pd.to_numeric(capabilities, errors="coerce").dropna()})
+    if not known:
+        return ""
+    table = load_gpu_table()
+    parts = []
+    for cc in known:
+        names = [g.name for g in table if g.compute_capability == cc]
+        if len(names) == 1:
+            parts.append(f"CC {cc:.1f}: only {names[0]!r} in the table has it")
+        else:
+            parts.append(f"CC {cc:.1f}: " + (", ".join(names) if names else "no GPU of the table")
+                         + _by_clock([g for g in table if g.compute_capability == cc], max_clock_hz))
+    return "; " + "; ".join(parts)
+
+
+def _by_clock(gpus: list, max_clock_hz: float | None) -> str:
+    """" (the export's maximum SM clock, 1440 MHz, narrows it to 'NVIDIA A30')": the GPUs whose table boost clock
+    is the export's clock attribute (within 1 %), where that is fewer than all the candidates."""
+    if not max_clock_hz or len(gpus) < 2:
+        return ""
+    match = [g.name for g in gpus if g.boost_clock_hz and abs(g.boost_clock_hz / max_clock_hz - 1) < 0.01]
+    if not match or len(match) == len(gpus):
+        return ""
+    which = repr(match[0]) if len(match) == 1 else ", ".join(match)
+    return f" (the export's maximum SM clock, {max_clock_hz / 1e6:.0f} MHz, narrows it to {which})"
+
+
+def unplaced_note(kernels: pd.DataFrame, launches: pd.DataFrame, max_clock_hz: float | None = None) -> str | None:
+    count, reasons = unplaced_kernels(kernels, launches, max_clock_hz)
     if not count:
         return None
     return f"{count} of {len(kernels)} kernels have no speed of light (headroom unknown): " + "; ".join(reasons)
 
 
-def nothing_placed_message(kernels: pd.DataFrame, launches: pd.DataFrame) -> str:
-    count, reasons = unplaced_kernels(kernels, launches)
+def nothing_placed_message(kernels: pd.DataFrame, launches: pd.DataFrame, max_clock_hz: float | None = None) -> str:
+    count, reasons = unplaced_kernels(kernels, launches, max_clock_hz)
     return (f"no kernel can be placed on a roofline ({count} kernel(s)): " + "; ".join(reasons)
             + " (--allow-empty writes the outputs anyway)")
 

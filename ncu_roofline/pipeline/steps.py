@@ -222,17 +222,28 @@ def rank(run: Run) -> Run:
     identity = [c for c in KERNEL_IDENTITY if c in run.kernels]
     kernels = rank_kernels(run.kernels[identity + list(RESULT_COLUMNS) + list(LIMITER_COLUMNS)])
     if not run.allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
-        raise InputError(run.files[0] if len(run.files) == 1 else None, nothing_placed_message(kernels, run.evaluated))
+        raise InputError(run.files[0] if len(run.files) == 1 else None,
+                         nothing_placed_message(kernels, run.evaluated, _max_clock_hz(run.raw, run.catalogue)))
     return replace(run, kernels=kernels)
 
 
 def notes(run: Run) -> Run:
     """What the run as a whole lacks (one note per capture: counters, the limiter's counters) and why kernels have
     no speed of light."""
-    unplaced = unplaced_note(run.kernels, run.evaluated)
+    unplaced = unplaced_note(run.kernels, run.evaluated, _max_clock_hz(run.raw, run.catalogue))
     return replace(run, notes=(*run.notes, *gap_notes(list(run.gaps), set(run.reports)),
                                *limiter_notes(run.launches, set(run.reports), limiter_settings().sections),
                                *([unplaced] if unplaced else [])))
+
+
+def _max_clock_hz(raw: pd.DataFrame, catalogue: Catalogue) -> float | None:
+    """The export's maximum SM clock (median over launches): it can tell apart GPUs of one compute capability."""
+    import numpy as np
+
+    from .catalogue import pick_definition
+
+    values = pick_definition(raw, catalogue.definitions("max_sm_clock_hz")).values
+    return float(np.nanmedian(values)) if np.isfinite(values).any() else None
 
 
 def weigh_by_timeline(run: Run) -> Run:

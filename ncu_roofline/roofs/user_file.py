@@ -7,15 +7,14 @@ table, or measured (ERT, microbenchmark) roofs. They override both, one roof at 
     name = "A100 MIG 3g.40gb, measured"
 
     [peaks]
-    # Either the base-unit roof names (FLOP/s, bytes/s) ...
-    peak_flop_per_s_fp32 = 9.7e12
-    peak_bytes_per_s_dram = 7.8e11
-    # ... or the unit-carrying spellings (TFLOP/s, GB/s; 1 GB/s = 1e9 B/s):
-    tensor_tflops = 156.0
+    # the datasheet units `ceilings template` writes (TFLOP/s, GB/s; 1 GB/s = 1e9 B/s):
+    fp32_tflops = 9.7
+    dram_gbps = 780
 
-Base-unit keys: peak_flop_per_s_{fp64,fp32,fp16,tensor}, peak_bytes_per_s_{dram,l2,l1}.
-Unit-carrying keys: fp64_tflops, fp32_tflops, fp16_tflops, tensor_tflops (TFLOP/s) and dram_gbps, l2_gbps, l1_gbps
-(GB/s). Both spellings may be mixed, but each roof may be named once. `tensor` means the dense FP16-input tensor
+Keys: fp64_tflops, fp32_tflops, fp16_tflops, tensor_tflops (TFLOP/s) and dram_gbps, l2_gbps, l1_gbps (GB/s), the one
+vocabulary of the template, the errors and docs/ceilings.md. Also accepted, in base units: the output columns
+peak_flop_per_s_{fp64,fp32,fp16,tensor}, peak_bytes_per_s_{dram,l2,l1}.
+Both spellings may be mixed, but each roof may be named once. `tensor` means the dense FP16-input tensor
 roof (FP32 accumulate), as in the built-in table. Only the roofs named are overridden; values must be positive
 numbers between 1e6 and 1e18 in base units (1 MB/s or 1 MFLOP/s to 1 EB/s or 1 EFLOP/s). Anything else (another key
 or table, text, zero, a negative, inf/nan, a subnormal or a 400-digit number, bad or absurdly nested TOML, a file
@@ -78,7 +77,8 @@ def load_user_ceilings(path: Path) -> UserCeilings:
         raise InputError(path, "`name` must be a string")
     table = data.get("peaks")
     if not isinstance(table, dict) or not table:
-        raise InputError(path, "no [peaks] table with at least one roof (e.g. peak_bytes_per_s_dram = 3.35e12)")
+        raise InputError(path, "no [peaks] table with at least one roof (e.g. dram_gbps = 3350; "
+                               "`ncu-roofline ceilings template NAME` writes one to fill in)")
 
     peaks: dict[str, float] = {}
     named_by: dict[str, str] = {}
@@ -90,8 +90,8 @@ def load_user_ceilings(path: Path) -> UserCeilings:
         else:
             raise InputError(
                 path,
-                f"unknown roof {key!r} in [peaks]; use one of {', '.join(PEAK_KEYS)} "
-                f"(base units) or {', '.join(UNIT_KEYS)}",
+                f"unknown roof {key!r} in [peaks]; use one of {', '.join(UNIT_KEYS)} (TFLOP/s, GB/s; or the "
+                f"base-unit {', '.join(PEAK_KEYS)})",
             )
         base = _roof_value(path, key, value, factor)
         if roof in named_by:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, UNITS
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, display
+from ..fit import Col, fit_table
 from ..numbers import (
     INCOMPLETE_LEGEND,
     format_number,
@@ -27,15 +29,21 @@ if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline 
     from ...pipeline.app_weight import AppWeighting
 
 
-# (header, justify) of each column; the kernel name is the one that gives way to the terminal's width.
-_COLUMNS = (("#", "right"), ("kernel", "left"), ("calls", "right"), ("time", "right"), ("share", "right"),
-            ("FLOP/s", "right"), ("AI", "right"), ("bound", "left"), ("of roof", "right"), ("headroom", "right"))
-_WHY_COLUMN = (("why", "left"),)
-CAPTION = ("calls: launches · AI: FLOP per DRAM byte · of roof: roofline fraction · headroom: time a kernel at its roof "
-           "saves · why: the limiter, the first thing to fix (`show RANK` gives its evidence)")
+# Each column with the order it gives way in (lowest `drop` first) and its legend; the rank, the name and the sort
+# key are never dropped (see render/fit.py).
+_COLUMNS = (Col("#", drop=None), Col("kernel", "left", drop=None), Col("calls", drop=1, legend="calls: launches"),
+            Col("time", drop=7), Col("share", drop=4), Col("FLOP/s", drop=3),
+            Col("AI", drop=2, legend="AI: FLOP per DRAM byte"), Col("bound", "left", drop=8),
+            Col("of roof", drop=9, legend="of roof: roofline fraction"),
+            Col("headroom", drop=10, legend="headroom: time a kernel at its roof saves"))
+_WHY_COLUMN = (Col("why", "left", drop=6, legend="why: the limiter (`show RANK` gives its evidence)"),)
 # With --nsys: the kernel's time over the whole run, and the part of it reaching the roof would save.
-_APP_COLUMNS = (("app time", "right"), ("app headroom", "right"))
-APP_CAPTION = " · app: over the whole run (Nsight Systems timeline)"
+_APP_COLUMNS = (Col("app time", drop=5), Col("app headroom", drop=6.5,
+                                             legend="app: over the whole run (Nsight Systems timeline)"))
+CAPTION = " · ".join(c.legend for c in (*_COLUMNS, *_WHY_COLUMN) if c.legend)
+APP_CAPTION = " · " + _APP_COLUMNS[1].legend
+# --sort names the column that is never dropped
+SORT_COLUMNS = {"headroom": "headroom", "time": "time", "fraction": "of roof", "app_headroom_s": "app headroom"}
 MIN_NAME_WIDTH = 12
 MAX_NAME_WIDTH = 48
 
@@ -79,72 +87,160 @@ def limiter_text(limiter: object, evidence: object) -> str:
     return word if evidence is None or pd.isna(evidence) else f"{word}: {evidence}"
 
 
-def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120) -> Table:
-    """The ranked kernels in `width` columns: every number and the rank at full length, the names shortened to
-    what is left (statuses go under the table, see `status_notes`)."""
+def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120,
+                         sort: str = "headroom", wide: bool = False) -> Table:
+    """The ranked kernels in `width` columns: the rank, a name that tells rows apart and the sort key whole;
+    the other columns drop in `_COLUMNS`' order, and the caption says which (statuses go under the table, see
+    `status_notes`)."""
     rows = _rows(kernels, top)
     columns = (*_COLUMNS, *(_APP_COLUMNS if APP_HEADROOM in kernels else ()), *_WHY_COLUMN)
-    widths = [max([len(header), *(len(r[i]) for r in rows)]) for i, (header, _) in enumerate(columns)]
-    fixed = sum(w for i, w in enumerate(widths) if i != 1) + 2 * (len(columns) - 1)  # a space each side inside
-    name_width = max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width - fixed))
-    caption = CAPTION + (APP_CAPTION if APP_HEADROOM in kernels else "") + (
-        " · " + INCOMPLETE_LEGEND if any(map(incomplete, _complete(kernels.head(top)))) else "")
-    table = Table(title=title or None, caption=caption, show_lines=False, header_style="bold underline", box=None,
-                  pad_edge=False, caption_justify="left")
-    for i, (header, justify) in enumerate(columns):
-        table.add_column(header, justify=justify, no_wrap=True,
-                         **({"max_width": name_width} if i == 1 else {"min_width": widths[i]}))
+    key = SORT_COLUMNS.get(sort, "headroom")
+    columns = tuple(replace(c, drop=None) if c.header == key else c for c in columns)
     shown = kernels.head(top)
-    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
-    names = distinct_labels([display_name(r[1]) for r in rows], shown["grid"].astype("string").tolist(),
-                            shown["block"].astype("string").tolist(), name_width)
-    for row, name in zip(rows, names):
-        row[1] = for_terminal(name)
-        table.add_row(*(Text(cell) for cell in row))
-    return table
+    full = [display_name(r[1]) for r in rows]
+    grids, blocks = shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist()
+
+    def names(max_len: int) -> list[str]:
+        # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
+        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+
+    legend = INCOMPLETE_LEGEND if any(map(incomplete, _complete(shown))) else ""
+    return fit_table(columns, rows, width, title=title, name_index=1, names=names, footer=legend, wide=wide,
+                     hint="`--wide` prints every column; `-o DIR` then `ncu-roofline show DIR RANK` one kernel's "
+                          "numbers").table
 
 
-def status_notes(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
-    """The listed kernels' statuses other than `ok`, in full, one line per distinct status naming its ranks:
-    a note under the table, never a cut cell."""
+def status_notes(kernels: pd.DataFrame, *, top: int = 10, verbose: bool = False) -> list[str]:
+    """The listed kernels' statuses other than `ok` in words, one line per distinct note naming its ranks (all of
+    them: 'every listed kernel'): a note under the table, never a cut cell. `verbose`: the codes as Parquet holds
+    them, one line per distinct status."""
+    from ...core.status import note_in_words
+
     shown = kernels.head(top)
     flagged = shown[shown["status"].astype("string").fillna("ok") != "ok"]
-    return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
-            for status, group in flagged.groupby("status", sort=False)]
+    if verbose:
+        return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
+                for status, group in flagged.groupby("status", sort=False, observed=True)]
+    ranks: dict[str, list[int]] = {}
+    for rank, status in zip(flagged["rank"], flagged["status"].astype(str)):
+        for note in status.split("; "):
+            ranks.setdefault(note_in_words(note), [])
+            if int(rank) not in ranks[note_in_words(note)]:
+                ranks[note_in_words(note)].append(int(rank))
+    every = len(shown) > 1
+    return [f"status of {'every listed kernel' if every and len(r) == len(shown) else '#' + ', #'.join(map(str, r))}"
+            f": {words}" for words, r in ranks.items()]
 
 
 def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", console: Console | None = None,
-                  app: AppWeighting | None = None) -> None:
+                  app: AppWeighting | None = None, sort: str = "headroom", wide: bool = False,
+                  verbose: bool = False) -> None:
     """The table and its status notes; with `app` (--nsys) how much of the run the profile covers first, and the
     largest kernels it never reached after."""
     console = console or Console()
     if app is not None:
         from .timeline import coverage_sentence
 
-        console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False, soft_wrap=True)
-    console.print(kernel_summary_table(kernels, top=top, title=title, width=console.width))
-    for line in status_notes(kernels, top=top):
+        console.print(for_terminal(coverage_sentence(app) + "."), markup=False, highlight=False)  # wrapped to width
+    print_table(console, kernel_summary_table(kernels, top=top, title=title, width=console.width, sort=sort,
+                                              wide=wide), wide=wide)
+    for line in status_notes(kernels, top=top, verbose=verbose):
         console.print(for_terminal(line), markup=False, highlight=False)
     if app is not None:
         from .timeline import unprofiled_lines
 
         for line in unprofiled_lines(app):
-            console.print(for_terminal(line), markup=False, highlight=False, soft_wrap=True)
+            console.print(for_terminal(line), markup=False, highlight=False)
 
 
-def gpu_table(rows: list[dict]) -> Table:
-    """`ncu-roofline ceilings`: one line per GPU of the built-in table."""
-    table = Table(header_style="bold")
-    for name in ("GPU", "CC", "FP64", "FP32", "FP16", "Tensor", "DRAM", "L2", "L1"):
-        table.add_column(name, justify="left" if name == "GPU" else "right")
+# The ncu command a note carries (hundreds of characters of metric names): the terminal points to it instead.
+_COMMAND = re.compile(r"(?:profile with `ncu --set full` \(or [^)]*\), or )?ncu --metrics \S+(?: -o report| --csv)? \.\.\."
+                      r"(?: \(`ncu-roofline metrics` lists them\))?")
+VERBOSE_HINT = " … (--verbose)"
+# The long notes of run_notes.py said in a few words for the terminal (the full text: --verbose, JSON, docs).
+_SHORT_NOTES = (
+    (re.compile(r"^(?:[^:]*/)?([^/:\s]+): "), r"\1: "),  # a capture by its file name
+    (re.compile(r"the limiter \(why a kernel is slow\) is unknown on (.*?): its counters were not collected; "
+                r"to collect them: "), r"limiter unknown on \1, not collected: "),
+    (re.compile(r"the capture holds no counters for (.*?) \(unknown on .*?\); to count it: "),
+     r"not collected: \1 (unknown, never 0): "),
+    (re.compile(r"(\d+) metric-split parts of (\d+) launches each, aligned on .*"),
+     r"\1 metric-split parts of \2 launches, aligned by kernel name"),
+    (re.compile(r"(\d+) kernel\(s\) \((\d+) launches\) cannot be told apart launch by launch across the parts.*"),
+     r"\1 kernel(s) (\2 launches) analysed from their sums by name"),
+)
+
+
+def _once_per_run(notes: list[str]) -> list[str]:
+    """What several captures did not collect, said once for the run: 'not collected: FP16 ..., in 4 captures (...)'."""
+    by_rest: dict[str, list[str]] = {}
+    for note in notes:
+        source, _, rest = note.partition(": not collected: ")
+        if rest and " " not in source:
+            by_rest.setdefault(rest, []).append(source)
+    out, said = [], set()
+    for note in notes:
+        source, _, rest = note.partition(": not collected: ")
+        sources = by_rest.get(rest, []) if rest and " " not in source else []
+        if len(sources) < 2:
+            out.append(note)
+        elif rest not in said:
+            said.add(rest)
+            out.append(f"not collected: {rest}, in {len(sources)} captures ({', '.join(sources)})")
+    return out
+
+
+def note_lines(notes: list[str], *, width: int, verbose: bool = False) -> list[str]:
+    """The run notes as the terminal prints them: one line each, the ncu command replaced by where to find it
+    (`ncu-roofline metrics`, or `--verbose` for every note in full, as the JSON and Parquet metadata hold it)."""
+    if verbose:
+        return [f"note: {note}" for note in notes]
+    lines = []
+    shortened = []
+    for note in notes:
+        for pattern, short in _SHORT_NOTES:
+            note = pattern.sub(short, note)
+        shortened.append(_COMMAND.sub("`ncu-roofline metrics`", note))
+    shortened = _once_per_run(shortened)
+    prefix = shortened[0].split(": ", 1)[0] + ": " if shortened and ": " in shortened[0] else ""
+    shared = len(shortened) > 1 and prefix and all(n.startswith(prefix) for n in shortened)
+    if shared:  # one capture: named once, not on every line
+        lines.append(f"notes on {prefix[:-2]}:")
+        shortened = [n[len(prefix):] for n in shortened]
+    for note in shortened:
+        line = ("  " if shared else "note: ") + note
+        if len(line) > width:
+            cut = line[: max(20, width - len(VERBOSE_HINT)) + 1]
+            line = (cut[: cut.rfind(" ")] if " " in cut[20:] else cut[:-1]).rstrip(" ,;:") + VERBOSE_HINT
+        lines.append(line)
+    return lines
+
+
+def print_table(console: Console, table: Table, *, wide: bool = False) -> None:
+    """A fitted table; `--wide` prints it whole, however wide, rather than let the console cut it."""
+    if wide:
+        console.print(table, width=max(console.width, console.measure(table, options=console.options.update(
+            width=10_000)).maximum), crop=False)
+    else:
+        console.print(table)
+
+
+def gpu_table(rows: list[dict], *, width: int = 120) -> Table:
+    """`ncu-roofline ceilings`: one line per GPU of the built-in table, compute roofs in TFLOP/s and memory roofs in
+    TB/s (the unit in the caption, not in every cell) so that every roof fits 80 columns beside the GPU's name."""
+    columns = (Col("GPU", "left"), Col("CC"), *(Col(display(t.key), drop=9 - i) for i, t in enumerate(TERMS)))
+    cells = []
     for row in rows:
         peaks = row.get("peaks", {})
 
-        def roof(key: str, unit: str) -> str:
+        def roof(key: str, peaks: dict = peaks) -> str:
             value = peaks.get(key)
             value = value.get("value") if isinstance(value, dict) else value
-            return fmt_si(float(value), unit) if value is not None else "—"
+            return format_number(float(value) / 1e12) if value is not None else "—"
 
-        table.add_row(Text(for_terminal(row.get("name"))), str(row.get("compute_capability") or "—"),
-                      *(roof(t.peak, UNITS[t.kind]) for t in TERMS))
-    return table
+        cells.append([for_terminal(row.get("name")), str(row.get("compute_capability") or "—"), *(roof(t.peak) for t in TERMS)])
+    names = [c[0] for c in cells]
+    return fit_table(columns, cells, width, name_index=0, names=lambda n: [
+        name if len(name) <= n else name[: n - 1] + "…" for name in names],
+        legend_prefix="compute roofs in TFLOP/s, memory roofs in TB/s; `ceilings show NAME` for one GPU",
+        hint="`ceilings --json` lists every roof").table

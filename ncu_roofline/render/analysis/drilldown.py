@@ -16,6 +16,7 @@ from rich.text import Text
 from ...core.errors import InputError
 from ...core.kernel_labels import display_name
 from ...core.patterns import compile_regex
+from ...core.status import status_in_words
 from ...core.vocabulary import (
     ALL_TERMS,
     INSTRUCTION_LEVELS,
@@ -78,7 +79,7 @@ def _value(column: str, value: object) -> str:
         return format_si(value, _AMOUNT_UNITS[column])
     if column.endswith("_s"):
         return format_si(value, "s")
-    return format_number(value) if isinstance(value, float) else str(value)
+    return format_number(value) if isinstance(value, float) else _known(value)
 
 
 def _say(console: Console):
@@ -100,7 +101,7 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     row = find_kernel(kernels, key)
     say = _say(console)
     say(f"#{row['rank']} {display_name(str(row['kernel_name']))}")
-    say(f"recorded as {row['kernel_name']}; grid {row.get('grid')} × block {row.get('block')}; "
+    say(f"recorded as {row['kernel_name']}; grid {_known(row.get('grid'))} × block {_known(row.get('block'))}; "
         f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}")
     for line in _why_lines(row):
         say(line)
@@ -143,10 +144,15 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     console.print(table)
     if len(mine) > 50:
         say(f"… {len(mine) - 50} more in {launches_path}")
-    say(f"status: {row.get('status')}")
+    say(f"status: {status_in_words(row.get('status'))} (code: {row.get('status')})")
     others = sorted(set(mine["status"].astype(str)) - {str(row.get("status")), "ok"}) if "status" in mine else []
     for status in others:
-        say(f"some launches: {status}")
+        say(f"some launches: {status_in_words(status)} (code: {status})")
+
+
+def _known(value: object) -> str:
+    """A launch dimension, '—' where it is unknown (never '<NA>')."""
+    return "—" if value is None or pd.isna(value) or str(value) in ("", "<NA>", "nan") else str(value)
 
 
 def _why_lines(row: pd.Series) -> list[str]:

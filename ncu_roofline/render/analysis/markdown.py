@@ -20,7 +20,7 @@ from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
 from ..safe_text import for_markdown_code, for_terminal
-from .console import limiter_text
+from .console import limiter_text, limiter_word
 
 
 def totals_sentence(totals: dict) -> str:
@@ -81,22 +81,77 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         f"Inputs: {for_markdown_code(fold_inputs(inputs))}.",
         "",
     ]
-    if chart:
-        lines += [f"![roofline]({chart})" if chart.endswith(".png") else f"Chart: [{chart}]({chart})", ""]
     app = APP_HEADROOM in kernels
-    lines += [
+    shown = kernels.head(top)
+    complete = shown[SOL_COMPLETE].tolist() if SOL_COMPLETE in shown else [True] * len(shown)
+    lines += compact_table(shown, complete, app=app)
+    if any(map(incomplete, complete)):
+        lines += ["", INCOMPLETE_LEGEND + "."]
+    lines += ["", *headroom_bars(shown, complete)]
+    if unprofiled:
+        lines += ["", *(f"- {line.strip()}" if line.startswith("  ") else line for line in unprofiled)]
+    if not_ok:
+        lines += ["", statuses_sentence(launches)]
+    if notes:
+        from .console import note_lines
+
+        short = note_lines(list(notes), width=160)
+        heading = "Notes:"
+        if short[0].startswith("notes on "):  # one capture: named once
+            heading = f"Notes on {for_markdown_code(short[0].removeprefix('notes on ').rstrip(':'))}:"
+            short = short[1:]
+        lines += ["", heading, ""] + [f"- {_cell(for_terminal(line.removeprefix('note: ').strip()))}"
+                                      for line in short]
+    lines += ["", *_details("Every column (launches, share, FLOP/s, intensity per level, the limiter's evidence)",
+                            full_table(shown, complete, app=app))]
+    if chart:
+        lines += ["", *_details("Chart", [f"![roofline]({chart})" if chart.endswith(".png")
+                                          else f"Chart: [{chart}]({chart})"])]
+    if notes:
+        lines += ["", *_details("Notes in full (with the ncu commands)",
+                                [f"- {_cell(for_terminal(note))}" for note in notes])]
+    return "\n".join(lines) + "\n"
+
+
+# The compact table is sized for GitHub's ~1,000 px step-summary column: short names, the numbers that rank.
+COMPACT_NAME = 36
+BAR_CELLS = 24
+
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    """A collapsed block; the blank lines let GitHub render the Markdown inside it."""
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+def _names(shown: pd.DataFrame, max_len: int) -> list[str]:
+    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
+    return distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
+                           shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), max_len)
+
+
+def compact_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
+    """rank, kernel, time, bound, of roof, headroom (app headroom with --nsys), why: what fits 1,000 px."""
+    lines = ["| # | kernel | time | bound | of roof | headroom |" + (" app headroom |" if app else "") + " why |",
+             "|---:|---|---:|---|---:|---:|" + ("---:|" if app else "") + "---|"]
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown, COMPACT_NAME), complete):
+        lines.append(
+            f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | {fmt_si(row.time_s, 's')} | "
+            f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
+            f"{lower_bound(_pct(row.roofline_fraction), done)} | {upper_bound(fmt_si(row.headroom_s, 's'), done)} |"
+            + (f" {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else "")
+            + f" {_cell(limiter_word(getattr(row, 'limiter', None)))} |")
+    return lines
+
+
+def full_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
+    lines = [
         "| # | kernel | launches | time | share | FLOP/s | "
         + " | ".join(f"AI {display(level)}" for level in LEVELS) + " | bound | of roof | headroom |"
         + (" app time | app headroom |" if app else "") + " why |",
         "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|" + ("---:|---:|" if app else "")
         + "---|",
     ]
-    shown = kernels.head(top)
-    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
-    names = distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
-                            shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), 60)
-    complete = shown[SOL_COMPLETE].tolist() if SOL_COMPLETE in shown else [True] * len(shown)
-    for row, name, done in zip(shown.itertuples(index=False), names, complete):
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown, 60), complete):
         lines.append(
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
             f"{row.launches} | "
@@ -106,14 +161,37 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
             f"{lower_bound(_pct(row.roofline_fraction), done)} | {upper_bound(fmt_si(row.headroom_s, 's'), done)} |"
             + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else "")
             + f" {_cell(for_terminal(limiter_text(getattr(row, 'limiter', None), getattr(row, 'limiter_evidence', None))))} |")
-    if any(map(incomplete, complete)):
-        lines += ["", INCOMPLETE_LEGEND + "."]
-    if unprofiled:
-        lines += ["", *(f"- {line.strip()}" if line.startswith("  ") else line for line in unprofiled)]
-    if not_ok:
-        lines += ["", f"{counted(not_ok, 'launch row carries', 'launch rows carry')} a status other than `ok` "
-                         "(see `launches.parquet`)."]
-    if notes:
-        lines += ["", "Notes:", ""] + [f"- {_cell(for_terminal(note))}" for note in notes]
-    return "\n".join(lines) + "\n"
+    return lines
 
+
+def headroom_bars(shown: pd.DataFrame, complete: list) -> list[str]:
+    """The headroom of each listed kernel as a text bar (readable at any width, unlike a scaled chart image)."""
+    values = pd.to_numeric(shown["headroom_s"], errors="coerce")
+    top = values.max()
+    if not len(values) or pd.isna(top) or top <= 0:
+        return []
+    lines = ["Headroom (time each kernel at its roof would save):", "", "```"]
+    for row, value, done in zip(shown.itertuples(index=False), values, complete):
+        cells = 0 if pd.isna(value) else max(1, round(float(value) / top * BAR_CELLS)) if value > 0 else 0
+        lines.append(f"#{row.rank:<3} {'█' * cells:<{BAR_CELLS}} {upper_bound(fmt_si(value, 's'), done):>11}")
+    return [*lines, "```"]
+
+
+def statuses_sentence(launches: pd.DataFrame) -> str:
+    """'471 of 559 launch rows carry a status: L1 moved fewer bytes than L2 (205), ... and 3 more': counted in
+    words, the top two named (the codes are in `launches.parquet`, the meanings in docs/status.md)."""
+    from ...core.status import note_in_words
+
+    counts = launches["status"].astype("object").fillna("ok").value_counts()
+    by_words: dict[str, int] = {}
+    for status, n in counts.items():
+        if status == "ok":
+            continue
+        for words in dict.fromkeys(note_in_words(note) for note in str(status).split("; ")):
+            by_words[words] = by_words.get(words, 0) + int(n)
+    flagged = int(counts.drop("ok", errors="ignore").sum())
+    ranked = sorted(by_words.items(), key=lambda item: -item[1])
+    named = "; ".join(f"{words} ({n})" for words, n in ranked[:2])
+    more = f"; and {counted(len(ranked) - 2, 'other status', 'other statuses')}" if len(ranked) > 2 else ""
+    return (f"{flagged} of {counted(len(launches), 'launch row')} carry a status: {_cell(for_terminal(named))}"
+            f"{more} (codes in `launches.parquet`, meanings in docs/status.md).")

@@ -6,17 +6,59 @@ Takes the plain dict of `gpus.describe_gpu` and knows nothing of the table file.
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from ...core.vocabulary import LEVELS, display
+from ...core.vocabulary import LEVELS, counted, display
 from ..analysis.console import fmt_si
 from ..safe_text import for_terminal
 
 
+def gpu_compact_view(described: dict) -> Group:
+    """The default `ceilings show`: one line per roof (value, how it was derived in a few words), the tensor roof
+    per input type on one line, the ridge points; `--sources` (`gpu_detail_view`) gives the URLs and caveats."""
+    table = Table(title=f"{described.get('name')}: roofs (theoretical)", header_style="bold", box=None,
+                  pad_edge=False, title_justify="left")
+    for name, justify in (("roof", "left"), ("value", "right"), ("how", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "how", overflow="fold")
+    caveats = 0
+    for key, info in described.get("peaks", {}).items():
+        unit = "B/s" if "bytes" in key else "FLOP/s"
+        value = info.get("value")
+        caveats += bool(info.get("caveat"))
+        table.add_row(display(key.rsplit("_", 1)[-1]) if key.startswith("peak_") else key,
+                      fmt_si(float(value), unit) if value is not None else "—", escape(how_derived(info)))
+    tensor = [f"{display(f'tensor_{kind}')} {fmt_si(float(value), 'OP/s' if kind == 'int8' else 'FLOP/s')}"
+              for kind, value in described.get("tensor_roofs", {}).items() if value is not None]
+    parts: list = [table]
+    if tensor:
+        parts.append(Text("dense tensor roof per input type: " + ", ".join(tensor)))
+    if described.get("ridges"):
+        parts.append(_ridges(described, compact=True))
+    parts.append(Text(f"{'caveat on ' + counted(caveats, 'roof') + '; ' if caveats else ''}"
+                      "`ncu-roofline ceilings show NAME --sources` gives every source URL, formula and caveat"))
+    return Group(*parts)
+
+
+def how_derived(info: dict) -> str:
+    """'80 slices x 64 B/clk x 1.98 GHz' for a derived roof, 'spec: anandtech.com' for one read from a source,
+    '* caveat' marked where the roof has one."""
+    derived = info.get("derived")
+    if derived:
+        text = str(derived).split("; ", 1)[-1].split(" (", 1)[0]
+    else:
+        source = str(info.get("source") or "")
+        host = re.match(r"https?://(?:www\.)?([^/\s]+)", source)
+        text = f"spec: {host.group(1)}" if host else (source.split(" (", 1)[0][:40] or "read, not derived")
+    return text + (" (caveat)" if info.get("caveat") else "")
+
+
 def gpu_detail_view(described: dict) -> Group:
-    """Tables, top to bottom: roofs, tensor roofs per type, measured figures, inputs, ridge points."""
+    """`--sources`, top to bottom: roofs, tensor roofs per type, measured figures, inputs, ridge points."""
     parts = [_roofs(described), _tensor_types(described)]
     if described.get("measured"):
         parts.append(_measured(described))
@@ -86,10 +128,12 @@ def _inputs(described: dict) -> Table:
     return table
 
 
-def _ridges(described: dict) -> Table:
+def _ridges(described: dict, *, compact: bool = False) -> Table:
     """One line per compute roof, one column per memory level: the ridge intensity in FLOP/byte."""
     table = Table(title="ridge points: arithmetic intensity (FLOP/byte) where each memory roof meets each compute roof",
-                  header_style="bold")
+                  header_style="bold") if not compact else Table(
+        title="ridge points (FLOP/byte)", header_style="bold", box=None,
+        pad_edge=False, title_justify="left")
     table.add_column("compute roof")
     for level in LEVELS:
         table.add_column(display(level), justify="right")

@@ -8,17 +8,19 @@ import pandas as pd
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
+from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
+from ..analysis.console import print_table
+from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 from .markdown import (
     change_text,
-    launch_shape,
     match_text,
     per_launch_sentence,
+    short_dims,
     signed_pct,
     signed_points,
     signed_si,
@@ -28,36 +30,46 @@ VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "
                   "removed": "magenta"}
 
 
+# The rank, the name, the verdict, Δ time (the sort key, in %) and Δ of roof are never dropped; the others give way
+# lowest `drop` first (render/fit.py).
+COLUMNS = (Col("#"), Col("kernel", "left"), Col("verdict", "left", style="markup"), Col("Δ time"),
+           Col("Δ of roof", legend="Δ of roof: change of the roofline fraction, in points"),
+           Col("base", drop=4), Col("head", drop=5), Col("Δ FLOP/s", drop=2), Col("bound", "left", drop=3),
+           Col("match", "left", drop=1))
+
+
 def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[str, str], *,
-                     top: int = 10) -> Table:
+                     top: int = 10, width: int = 120, wide: bool = False) -> Table:
+    """The kernels that moved most in `width` columns; a name repeated in the table (other launch shapes) carries
+    its shape, grid×block, and only there."""
     base_label, head_label = labels
     time = totals.loc["time_s"]
     title = (f"{base_label} → {head_label}: GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
              f"({signed_pct(time['change_pct'])}) — top {min(top, len(kernels))} by time change")
-    table = Table(title=escape(for_terminal(title)), header_style="bold")
-    for name, justify in (("kernel", "left"), ("grid×block", "left"), ("verdict", "left"), ("base", "right"),
-                          ("head", "right"), ("Δ time", "right"), ("Δ FLOP/s", "right"), ("Δ of roof", "right"),
-                          ("bound", "left"), ("match", "left")):
-        # the match cell may say how launch counts that differ were compared: it wraps, the numbers never do
-        table.add_column(name, justify=justify, no_wrap=name != "match",
-                         max_width=40 if name == "kernel" else 24 if name == "match" else None)
-    for row in kernels.head(top).itertuples(index=False):
+    rows, full, grids, blocks = [], [], [], []
+    for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
         side = "base" if row.verdict == "removed" else "head"
-        shape = launch_shape(getattr(row, f"grid_{side}"), getattr(row, f"block_{side}"))
         bound = change_text(row.bound_base, row.bound_head)
         if row.verdict in ("added", "removed"):
             bound = change_text(getattr(row, f"bound_{side}"), getattr(row, f"bound_{side}"))
-        elif row.match == "name_only":
-            shape = f"{launch_shape(row.grid_base, row.block_base)} → {shape}"
         verdict = str(row.verdict)
-        table.add_row(
-            Text(for_terminal(short_kernel_name(str(row.kernel_name)))), Text(for_terminal(shape)),
-            f"[{VERDICT_STYLES.get(verdict, '')}]{verdict}[/]" + (" [red]✗ gate[/]" if row.gates_failed else ""),
-            fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
+        full.append(str(row.kernel_name))
+        grids.append(getattr(row, f"grid_{side}"))
+        blocks.append(getattr(row, f"block_{side}"))
+        rows.append([
+            str(rank), "", f"[{VERDICT_STYLES.get(verdict, '')}]{verdict}[/]"
+            + (" [red]✗ gate[/]" if row.gates_failed else ""),
             f"{signed_pct(row.time_s_change_pct)}" if not pd.isna(row.time_s_change) else "—",
-            signed_pct(row.flop_per_s_change_pct), signed_points(row.roofline_fraction_change),
-            Text(bound), Text(match_text(row)))
-    return table
+            signed_points(row.roofline_fraction_change), fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
+            signed_pct(row.flop_per_s_change_pct), bound, match_text(row)])
+    grids, blocks = [short_dims(g) for g in grids], [short_dims(b) for b in blocks]
+
+    def names(max_len: int) -> list[str]:
+        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+
+    return fit_table(COLUMNS, rows, width, title=escape(for_terminal(title)), name_index=1, names=names,
+                     wide=wide, hint="`--wide` prints every column; `-o DIR` writes them all to compare.parquet"
+                     ).table
 
 
 def gate_lines(gates: list[GateResult]) -> list[str]:
@@ -83,13 +95,14 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
 
 
 def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10,
-                     console: Console | None = None) -> None:
+                     console: Console | None = None, wide: bool = False) -> None:
     """The table of the kernels that moved most, then one line per gate; `info` is `Comparison.info()`."""
     console = console or Console()
     for side, sentence in zip(("base", "head"), info.get("timelines", ())):  # --nsys
         console.print(f"{side}: {sentence or 'no --nsys timeline'}.", markup=False, highlight=False, soft_wrap=True)
     if top:
-        console.print(comparison_table(kernels, totals, info["labels"], top=top))
+        print_table(console, comparison_table(kernels, totals, info["labels"], top=top, width=console.width,
+                                              wide=wide), wide=wide)
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         console.print(per_launch.replace("`", ""), markup=False, highlight=False)

@@ -161,7 +161,8 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
     matched = kernels[kernels["match"].notna()].head(top)
     if not len(matched):
         return []
-    lines = ["", f"### Top {len(matched)} kernels by time change", "",
+    lines = ["", f"### Top {len(matched)} kernels by time change", "", *_compact_kernels(matched), "",
+             "<details>", "<summary>Every column (time change in seconds, FLOP/s, bound, match)</summary>", "",
              "| kernel | verdict | time base → head | change | FLOP/s change | of roof base → head | bound | match |",
              "|---|---|---:|---:|---:|---:|---|---|"]
     for row in matched.itertuples(index=False):
@@ -179,6 +180,33 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
             f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
             f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "
             f"{_pct(row.roofline_fraction_head)} | {_cell(bound)} | {_cell(match_text(row))} |")
+    return [*lines, "", "</details>"]
+
+
+def short_dims(value: object) -> str | None:
+    """'(64,1,1)' as '64', '(64,2,1)' as '64,2': a launch shape short enough for a name's tag."""
+    if value is None or pd.isna(value):
+        return None
+    parts = str(value).strip("() ").replace(" ", "").split(",")
+    while len(parts) > 1 and parts[-1] == "1":
+        parts.pop()
+    return ",".join(parts)
+
+
+def _compact_kernels(matched: pd.DataFrame) -> list[str]:
+    """What fits GitHub's ~1,000 px column: the verdict, Δ time %, Δ of roof and the times; a name repeated in the
+    table (other launch shapes) carries its short shape ('64×128'), and only there."""
+    from ...core.kernel_labels import distinct_labels
+
+    names = distinct_labels([str(n) for n in matched["kernel_name"]],
+                            [short_dims(g) for g in matched["grid_head"]],
+                            [short_dims(b) for b in matched["block_head"]], 36)
+    lines = ["| # | kernel | verdict | Δ time | Δ of roof | time base → head |", "|---:|---|---|---:|---:|---:|"]
+    for rank, (row, name) in enumerate(zip(matched.itertuples(index=False), names), start=1):
+        verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict)) + (" ✗ gate" if row.gates_failed else "")
+        lines.append(f"| {rank} | {for_markdown_code(name, table_cell=True)} | {verdict} | "
+                     f"{signed_pct(row.time_s_change_pct)} | {signed_points(row.roofline_fraction_change)} | "
+                     f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} |")
     return lines
 
 

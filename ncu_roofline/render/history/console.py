@@ -14,15 +14,18 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
+from ..analysis.console import print_table
+from ..compare.console import short_dims
 from ..compare.markdown import (
-    launch_shape,
     signed_pct,
     signed_points,
     signed_value,
     value_text,
 )
+from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 
@@ -48,23 +51,30 @@ def bound_text(first: object, newest: object) -> str:
 
 
 def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, top: int = 10,
-                  title: str = "") -> Table:
-    """`summary` rows (largest time change first), `time_wide` (series × run index) for the sparklines."""
-    table = Table(title=escape(for_terminal(title)), header_style="bold")
+                  title: str = "", width: int = 120, wide: bool = False) -> Table:
+    """`summary` rows (largest time change first), `time_wide` (series × run index) for the sparklines, in
+    `width` columns: the rank, a distinct name and Δ time (the sort key, in %) are kept, the others give way."""
     spark_title = f"time ({runs} runs)" if runs <= SPARK_RUNS else f"time (last {SPARK_RUNS} of {runs} runs)"
-    for name, justify in (("kernel", "left"), ("grid×block", "left"), ("runs", "right"), (spark_title, "left"), ("median before", "right"), ("newest", "right"), ("Δ time", "right"),
-                          ("Δ of roof", "right"), ("bound", "left")):
-        table.add_column(name, justify=justify, no_wrap=True, max_width=40 if name == "kernel" else None)
-    for row in summary.head(top).itertuples(index=False):
+    columns = (Col("#"), Col("kernel", "left"), Col("Δ time", legend="Δ time: newest against the median before"),
+               Col("newest", drop=6), Col("median before", drop=3), Col(spark_title, "left", drop=5),
+               Col("Δ of roof", drop=4), Col("bound", "left", drop=2), Col("runs", drop=1))
+    rows, full, grids, blocks = [], [], [], []
+    for rank, row in enumerate(summary.head(top).itertuples(index=False), start=1):
         values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
             if row.series_id in time_wide.index else np.array([])
-        table.add_row(Text(for_terminal(short_kernel_name(str(row.kernel_name)))),
-                      Text(for_terminal(launch_shape(row.grid, row.block))),
-                      str(row.runs), Text(sparkline(values)), fmt_si(row.time_s_median_before, "s"),
-                      fmt_si(row.time_s_newest, "s"), signed_pct(row.time_s_change_pct),
-                      signed_points(row.roofline_fraction_change), Text(for_terminal(bound_text(row.bound_first,
-                                                                                                row.bound_newest))))
-    return table
+        full.append(str(row.kernel_name))
+        grids.append(short_dims(row.grid))
+        blocks.append(short_dims(row.block))
+        rows.append([str(rank), "", signed_pct(row.time_s_change_pct), fmt_si(row.time_s_newest, "s"),
+                     fmt_si(row.time_s_median_before, "s"), sparkline(values),
+                     signed_points(row.roofline_fraction_change), bound_text(row.bound_first, row.bound_newest),
+                     str(row.runs)])
+
+    def names(max_len: int) -> list[str]:
+        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+
+    return fit_table(columns, rows, width, title=escape(for_terminal(title)), name_index=1, names=names, wide=wide,
+                     hint="`--wide` prints every column; `-o DIR` writes them all to history.parquet").table
 
 
 def gate_line(result: GateResult) -> str:
@@ -106,13 +116,15 @@ def since_text(since: object, newest: object, quote: str = "") -> str:
 
 
 def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *, runs: int,
-                  newest_run_id: str | None, top: int = 10, console: Console | None = None) -> None:
+                  newest_run_id: str | None, top: int = 10, console: Console | None = None,
+                  wide: bool = False) -> None:
     console = console or Console()
     if top:
         shown = min(top, len(summary))
-        console.print(history_table(summary, time_wide, runs=runs, top=top,
-                                    title=f"{len(summary)} kernels over {runs} runs (newest {newest_run_id}) — "
-                                          f"top {shown} by time change against the median of earlier runs"))
+        print_table(console, history_table(
+            summary, time_wide, runs=runs, top=top, width=console.width, wide=wide,
+            title=f"{len(summary)} kernels over {runs} runs (newest {newest_run_id}) — "
+                  f"top {shown} by time change against the median of earlier runs"), wide=wide)
     for result in gates:
         console.print(gate_line(result), highlight=False, soft_wrap=True)
     if gates:

@@ -9,6 +9,7 @@ from rich.text import Text
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import display
 from ..analysis.console import fmt_si
+from ..fit import Col, fit_table
 from ..safe_text import for_terminal
 
 
@@ -21,19 +22,28 @@ def _number(value: float | None, digits: str = ".4g") -> str:
     return "—" if value is None or pd.isna(value) else format(float(value), digits)
 
 
-def model_table(points: pd.DataFrame, *, title: str = "") -> Table:
+# The point, its GPU, the bound and t_min (what the point costs at best) are kept; the rest give way (render/fit.py).
+MODEL_COLUMNS = (Col("point", "left"), Col("GPU", "left"), Col("t_min", legend="t_min: the time at the roof"),
+                 Col("bound", "left"), Col("attainable", drop=4), Col("AI (FLOP/B)", drop=3), Col("ridge", drop=2),
+                 Col("FLOP", drop=5), Col("bytes", drop=1))
+
+
+def model_table(points: pd.DataFrame, *, title: str = "", width: int = 120, wide: bool = False) -> Table:
     """One line per (point, GPU): work, traffic, intensity, what the GPU can reach, and what bounds it."""
-    table = Table(title=_text(title) if title else None, header_style="bold")
-    for name in ("point", "GPU", "FLOP", "bytes", "AI (FLOP/B)", "ridge", "attainable", "t_min", "bound"):
-        # Numbers never wrap; the point and GPU names give way to the terminal's width.
-        table.add_column(name, justify="left" if name in ("point", "GPU", "bound") else "right",
-                         overflow="fold", no_wrap=name not in ("point", "GPU"))
+    rows = []
     for row in points.itertuples(index=False):
         bound = row.bound if isinstance(row.bound, str) else f"— ({row.status})"
-        table.add_row(_text(row.name), _text(row.gpu), fmt_si(row.flop, "FLOP"), fmt_si(row.bytes, "B"),
-                      _number(row.ai), _number(row.ridge_ai), fmt_si(row.attainable_flop_per_s, "FLOP/s"),
-                      fmt_si(row.t_min_s, "s"), _text(display(bound) if isinstance(row.bound, str) else bound))
-    return table
+        rows.append([for_terminal(row.name), for_terminal(row.gpu), fmt_si(row.t_min_s, "s"),
+                     display(bound) if isinstance(row.bound, str) else bound,
+                     fmt_si(row.attainable_flop_per_s, "FLOP/s"), _number(row.ai), _number(row.ridge_ai),
+                     fmt_si(row.flop, "FLOP"), fmt_si(row.bytes, "B")])
+    full = [r[0] for r in rows]
+
+    def names(max_len: int) -> list[str]:
+        return [n if len(n) <= max_len else n[: max_len - 1] + "…" for n in full]
+
+    return fit_table(MODEL_COLUMNS, rows, width, title=title or None, name_index=0, names=names, wide=wide,
+                     hint="`--json -` or `-o DIR` gives every column").table
 
 
 def roofs_table(compare: pd.DataFrame) -> Table:
