@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from .errors import InputError
 
@@ -29,15 +30,10 @@ def stage_temporary(path: Path, payload: bytes, *, on_created: Callable[[Path], 
     tmp = Path(name)
     if on_created is not None:
         on_created(tmp)
-    try:
+    with _removed_on_failure(tmp, path):
         with os.fdopen(handle, "wb") as out:
             out.write(payload)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
-        raise
     return tmp
 
 
@@ -52,16 +48,23 @@ def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = (),
         raise InputError(path, "refusing to overwrite an input file with an output")
     refuse_non_regular_target(path)  # never rename over /dev/stdout, a link or a pipe
     tmp = stage_temporary(path, payload)
-    try:
+    with _removed_on_failure(tmp, path):
         if before_replace is not None:
             before_replace(tmp)
         os.replace(tmp, path)
+    return path
+
+
+@contextmanager
+def _removed_on_failure(tmp: Path, path: Path) -> Iterator[None]:
+    """Anything that stops the write removes the temporary file; an OSError becomes one line naming `path`."""
+    try:
+        yield
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
         raise
-    return path
 
 
 def refuse_non_regular_target(path: Path) -> None:
