@@ -224,3 +224,18 @@ def test_chart_formats_is_the_one_format_check(value, expected):
 def test_an_unknown_format_is_refused_the_same_way_by_the_library():
     with pytest.raises(InputError, match="unknown --format bmp; choose from svg, png"):
         chart_formats("svg,bmp")
+
+
+@pytest.mark.parametrize("command,option", [
+    (["analyze", str(SECOND)], "--history"), (["analyze", str(SECOND)], "--points"),
+    (["batch", str(SECOND)], "--history"),
+])
+def test_an_empty_history_or_points_path_never_means_the_current_folder(tmp_path, monkeypatch, command, option):
+    """`--history "$UNSET"` once wrote a run into the current folder: typer turned "" into Path('.')."""
+    monkeypatch.chdir(tmp_path)
+    args = [*command, option, ""] + (["--history", str(tmp_path / "h")] if command[0] == "batch" and
+                                      option != "--history" else [])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
+    assert list(tmp_path.iterdir()) == []

@@ -163,3 +163,15 @@ def test_a_copy_that_is_not_a_number_never_hides_one_that_is(tmp_path):
     launch = analyze(path, gpu=GPU).launches.iloc[0]
     assert launch["bytes_dram"] == 12582912
     assert launch["status"] == "no FLOP counters, no L2, L1 byte counters: speed of light is a lower bound"
+
+
+def test_a_raw_page_without_units_row_reads_a_durations_rate_as_no_duration():
+    """Without a units row only a duration defaults to nanoseconds (its kind read off the name): a rate or a peak
+    of the same counter is not refused as a duration given in no unit."""
+    from ncu_roofline.readers.units import default_unit
+
+    assert default_unit("gpu__time_duration.sum") == "nsecond"
+    assert metric_kind("gpu__time_duration.sum.per_second") == "rate"
+    assert default_unit("gpu__time_duration.sum.per_second") == ""
+    assert default_unit("gpu__time_active.avg.peak_sustained") == ""
+    assert default_unit("dram__bytes.sum") == ""

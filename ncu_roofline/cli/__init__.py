@@ -74,7 +74,9 @@ def main() -> None:
 
 
 def _stdout_failed(error: StdoutFailed) -> int:
-    print(f"ncu-roofline: error: {error.line()}", file=sys.stderr)
+    from ..render.safe_text import for_terminal
+
+    print(f"ncu-roofline: error: {for_terminal(error.line())}", file=sys.stderr)
     return 2
 
 

@@ -47,12 +47,12 @@ def analyze(
     summary_md_arg: Optional[str] = SUMMARY_MD,
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
-    history: Optional[Path] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
+    history_arg: Optional[str] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
                                                                 "environment, e.g. GITHUB_RUN_ID-ATTEMPT)."),
     label: List[str] = typer.Option([], "--label", help="Label the run in --history, repeatable: key=value."),
     replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
-    points: Optional[Path] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
+    points_arg: Optional[str] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
                                                                  "[, kernel regex]) drawn beside the kernels."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Write the outputs even when no kernel can be "
                                                                   "placed on a roofline (otherwise exit 2)."),
@@ -75,6 +75,7 @@ def analyze(
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
+        history, points = path(history_arg, "--history"), path(points_arg, "--points")
         ceilings = checked_text(ceilings, "--ceilings")
         formats = _formats(fmt)  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)

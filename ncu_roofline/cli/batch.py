@@ -15,12 +15,12 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
-from .common import CLOCK, GPU, GROUP_BY, grouping, stderr, stdout, user_errors
+from .common import CLOCK, GPU, GROUP_BY, checked_text, grouping, path, say, stderr, user_errors, warn
 
 
 def batch(
     inputs: List[Path] = typer.Argument(..., help="Reports or exports: files, folders or globs; one run each."),
-    history_dir: Path = typer.Option(..., "--history", help="The history folder to append the runs to."),
+    history_arg: str = typer.Option(..., "--history", help="The history folder to append the runs to."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: CPU count)."),
     dask: Optional[str] = typer.Option(None, "--dask", help="A Dask scheduler address, or 'local' for a "
                                                             "LocalCluster of --jobs workers."),
@@ -29,10 +29,10 @@ def batch(
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Leave out reports whose run id is "
                                                                       "already in the history."),
     gpu: Optional[str] = GPU,
-    ceilings: Optional[Path] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
     clock: str = CLOCK,
     group_by: str = GROUP_BY,
-    nsys: Optional[Path] = typer.Option(None, "--nsys", help="A folder of Nsight Systems timelines, one per "
+    nsys: Optional[str] = typer.Option(None, "--nsys", help="A folder of Nsight Systems timelines, one per "
                                                              "report: STEM.sqlite, STEM_cuda_gpu_kern_sum.csv "
                                                              "or STEM.csv (see analyze --nsys)."),
 ) -> None:
@@ -42,6 +42,8 @@ def batch(
     from ..history.store import parse_labels
 
     with user_errors():
+        history_dir = path(history_arg, "--history")
+        ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)
         if replace and skip_existing:
             raise InputError(None, "--replace and --skip-existing exclude each other")
@@ -64,16 +66,16 @@ def batch(
         def report(outcome) -> None:
             if outcome.error:
                 failed.append(outcome)
-                stderr.print(f"ncu-roofline: error: {outcome.error}", markup=False, highlight=False, soft_wrap=True)
+                warn(f"error: {outcome.error}")
             if progress is not None:
                 progress.advance(bool(outcome.error))
 
         with progress if progress is not None else nullcontext():
             outcomes = run_batch(planned, options, processes=jobs, dask=dask, on_outcome=report)
         seconds = time.monotonic() - started
-        stdout.print(f"batch: {len(outcomes) - len(failed)} of {len(outcomes)} reports appended to {history_dir}"
-                     + (f", {len(failed)} failed" if failed else "")
-                     + (f", {len(skipped)} already there (skipped)" if skipped else "")
-                     + f" in {seconds:.1f} s", highlight=False)
+        say(f"batch: {len(outcomes) - len(failed)} of {len(outcomes)} reports appended to {history_dir}"
+            + (f", {len(failed)} failed" if failed else "")
+            + (f", {len(skipped)} already there (skipped)" if skipped else "")
+            + f" in {seconds:.1f} s")
     if failed:
         raise typer.Exit(1)

@@ -91,7 +91,7 @@ STATUS_WORDS = (
     ("above_roof ", "above the {} roof: check the roof"),
     ("bytes_order l1<l2", "L1 moved fewer bytes than L2"),
     ("bytes_order l2<dram", "L2 moved fewer bytes than DRAM"),
-    ("alignment: by name", "split capture: analysed from per-name sums"),
+    (BY_NAME, "split capture: analysed from per-name sums"),
     ("not aligned with the other parts", "split capture: launches not aligned, first part only"),
     ("value of ", "a value not a number"),
     ("unit ", "a unit not understood"),

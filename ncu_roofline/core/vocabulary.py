@@ -82,7 +82,6 @@ TENSOR_PEAK_COLUMNS: tuple[str, ...] = tuple(t.peak for t in TENSOR_TERMS)
 TENSOR_FLOP_COLUMNS: tuple[str, ...] = tuple(t.amount for t in TENSOR_TERMS)
 TERMS: tuple[Term, ...] = (*COMPUTE_TERMS, *MEMORY_TERMS)
 TERM_BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
-TERM_BY_PEAK: dict[str, Term] = {t.peak: t for t in TERMS}
 
 # The level whose intensity a comparison and a gate follow: main memory, the farthest out.
 AI_OFF_CHIP: str = ai_column(LEVELS[0])
@@ -113,9 +112,6 @@ ALL_TERMS: tuple[Term, ...] = (*TERMS, *TENSOR_TERMS)
 # Quantities the catalogue defines per launch, in derivation order.
 DERIVED_QUANTITIES: tuple[str, ...] = ("time_s", *WORK_COLUMNS, *TRAFFIC_COLUMNS)
 DEF_COLUMNS: tuple[str, ...] = tuple(def_column(q) for q in DERIVED_QUANTITIES)
-# Amounts that add up over launches: a group's value is the sum of its launches' values.
-EXTENSIVE_COLUMNS: tuple[str, ...] = ("time_s", *WORK_COLUMNS, "flop_total", *TRAFFIC_COLUMNS, "t_sol_s",
-                                      "headroom_s")
 
 # Whether a speed of light counted every term the GPU has (bool): where false, `t_sol_s` is a lower bound, so
 # `headroom_s` is an upper bound and `bound` is unproven (docs/status.md).

@@ -219,7 +219,7 @@ class Catalogue:
     def counts_work(self, name: str, quantities: tuple[str, ...]) -> bool:
         """Whether metric `name` is a work or traffic counter of one of `quantities`: read by one of their
         definitions and not an input of a time or clock quantity (a duration alone gives no roofline)."""
-        if any(fnmatch.fnmatchcase(name, glob) for glob in self.timing):
+        if self.is_timing(name):
             return False
         return any(name in d.expr.names or any(fnmatch.fnmatchcase(name, g) for g in d.expr.globs)
                    for q in quantities for d in self.definitions(q))
@@ -237,10 +237,6 @@ class Catalogue:
     @property
     def _names(self) -> set[str]:
         return _cached_names(self)
-
-    @property
-    def _globs(self) -> set[str]:
-        return _cached_globs(self)
 
     def source_text(self, key: str) -> str:
         return self.sources.get(key, key)

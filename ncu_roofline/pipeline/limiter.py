@@ -123,13 +123,8 @@ def _known(*arrays: np.ndarray) -> np.ndarray:
     return np.logical_and.reduce([~np.isnan(a) for a in arrays])
 
 
-def num(value: float) -> str:
-    """Three significant digits, the way every evidence number is written (tests format theirs the same way)."""
-    return f"{float(value):.3g}"  # a Python float: numpy's own formatting is ten times slower
-
-
 def fmt(values: np.ndarray) -> np.ndarray:
-    """`num` over an array, as an object array of str (so that `+` joins texts element-wise)."""
+    """Three significant digits, the way every evidence number is written, over an array: an object array of str (so that `+` joins texts element-wise)."""
     values = np.asarray(values, dtype="float64")
     distinct, inverse = np.unique(values, return_inverse=True)  # launches of one kernel repeat their numbers
     return np.asarray([f"{v:.3g}" for v in distinct.tolist()], dtype=object)[inverse.reshape(values.shape)]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.status import is_by_name
-from ..core.vocabulary import TERMS, TRAFFIC_COLUMNS, WORK_COLUMNS, counted, display
+from ..core.vocabulary import TERMS, TRAFFIC_COLUMNS, UNKNOWN_LIMITER, WORK_COLUMNS, counted, display
 from .derive import Gap
 
 ROOFLINE_QUANTITIES = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
@@ -145,7 +145,7 @@ def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str
 
     if "limiter" not in launches or not len(launches):
         return []
-    unknown = launches[(launches["limiter"].astype("object") == "unknown").to_numpy()]
+    unknown = launches[(launches["limiter"].astype("object") == UNKNOWN_LIMITER).to_numpy()]
     notes = []
     for source, rows in unknown.groupby(unknown["source_file"].astype("object").fillna(""), sort=True):
         needs: list[str] = []

@@ -56,16 +56,10 @@ def _is_count(atom: str) -> bool:
     return atom in _COUNTS or (atom.endswith("s") and atom[:-1] in _COUNTS)
 
 
-# ncu's base unit per metric family, for raw pages exported without a units row (`--print-units base`).
-_BASE_UNIT_BY_PREFIX = (("gpu__time_", "nsecond"),)
-
-
 def default_unit(metric: str) -> str:
-    """The unit ncu prints a metric in with `--print-units base` when no units row says so."""
-    for prefix, unit in _BASE_UNIT_BY_PREFIX:
-        if metric.startswith(prefix) and not metric.endswith(("pct_of_peak_sustained_elapsed", ".ratio")):
-            return unit
-    return ""
+    """The unit ncu prints a metric in with `--print-units base` when no units row says so: nanoseconds for a
+    duration (its kind read off the name, core/metric_names.py), no unit otherwise."""
+    return "nsecond" if metric_kind(metric) == "time" else ""
 
 
 def unit_dimension(unit: str | None) -> str | None:

@@ -122,8 +122,3 @@ def _labels_within(names: Callable[[int], list[str]], room: int) -> list[str]:
         labels = names(limit)
     return labels
 
-
-def table_width(fitted: Fitted) -> int:
-    """What the kept columns take, for printing a `--wide` table without the console cutting it."""
-    table = fitted.table
-    return sum(c.min_width or 0 for c in table.columns) + 2 * (len(table.columns) - 1)

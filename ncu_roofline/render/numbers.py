@@ -18,7 +18,7 @@ def format_si(value: float | None, unit: str) -> str:
 
     One formatter for roof labels and tooltips, so a roof and a point that sit together read the same.
     """
-    if _missing(value) or not math.isfinite(value):
+    if missing(value) or not math.isfinite(value):
         return "—"
     value = float(value)
     if value == 0:
@@ -36,7 +36,7 @@ def format_si(value: float | None, unit: str) -> str:
 
 def format_number(value: float) -> str:
     """Three significant digits, trailing zeros kept ("2.00", "0.500", "312"), like `format_si`."""
-    if _missing(value) or not math.isfinite(value):
+    if missing(value) or not math.isfinite(value):
         return "—"
     if value == 0 or not 1e-3 <= abs(value) < 1e4:
         return f"{value:.3g}"
@@ -47,10 +47,10 @@ def format_number(value: float) -> str:
 
 def pct(value: float) -> str:
     """A share or fraction as a percentage with one decimal: 0.123 -> '12.3%'; '—' for unknown."""
-    return "—" if _missing(value) else f"{value:.1%}"
+    return "—" if missing(value) else f"{value:.1%}"
 
 
-def _missing(value: object) -> bool:
+def missing(value: object) -> bool:
     """None, NaN, or pandas' NA/NaT. pandas is asked only once something has imported it (a value cannot be one of
     its markers before that), so the GPU table of `ncu-roofline ceilings` is written without importing it."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -68,7 +68,7 @@ INCOMPLETE_LEGEND = ("≤ headroom, ≥ of roof, bound?: the speed of light lack
 
 def incomplete(complete: object) -> bool:
     """Whether a row's `sol_complete` is false; a table without the column (older files) reads as complete."""
-    return complete is False or (not _missing(complete) and not bool(complete))
+    return complete is False or (not missing(complete) and not bool(complete))
 
 
 def upper_bound(text: str, complete: object) -> str:

@@ -16,8 +16,6 @@ import pandas as pd
 
 VEGALITE_VERSION = "6.4.1"
 VL_CONVERT_VERSION = "v6_4"  # vl-convert's name for that version (bundle, SVG and PNG)
-VEGA_VERSION = "6"
-VEGAEMBED_VERSION = "7"
 SCHEMA_URL = f"https://vega.github.io/schema/vega-lite/v{VEGALITE_VERSION}.json"
 # Every view sets its size; this is Vega-Lite's default for one that would not (as Altair writes it).
 CONFIG = {"view": {"continuousHeight": 300, "continuousWidth": 300}}

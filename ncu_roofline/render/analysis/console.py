@@ -40,12 +40,8 @@ _WHY_COLUMN = (Col("why", "left", drop=6, legend="why: the limiter (`show RANK` 
 # With --nsys: the kernel's time over the whole run, and the part of it reaching the roof would save.
 _APP_COLUMNS = (Col("app time", drop=5), Col("app headroom", drop=6.5,
                                              legend="app: over the whole run (Nsight Systems timeline)"))
-CAPTION = " · ".join(c.legend for c in (*_COLUMNS, *_WHY_COLUMN) if c.legend)
-APP_CAPTION = " · " + _APP_COLUMNS[1].legend
 # --sort names the column that is never dropped
 SORT_COLUMNS = {"headroom": "headroom", "time": "time", "fraction": "of roof", "app_headroom_s": "app headroom"}
-MIN_NAME_WIDTH = 12
-MAX_NAME_WIDTH = 48
 
 
 def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:

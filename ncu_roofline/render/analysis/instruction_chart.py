@@ -20,11 +20,13 @@ from ...core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LEVELS, disp
 from ...pipeline.limiter import limiter_settings
 from .. import vegalite as vl
 from ..numbers import format_number, format_si
+from .chart import LEVEL_COLOURS, LEVEL_SHAPES
 from .console import limiter_text
 
 SECTOR_BYTES = 32.0  # Nsight Compute metrics guide: a sector is 32 bytes
-COLOURS = {"l1": "#e45756", "l2": "#f58518", "dram": "#4c78a8", "shared": "#54a24b"}
-SHAPES = {"l1": "circle", "l2": "square", "dram": "triangle-up", "shared": "diamond"}
+# The roofline's colour and shape per memory level (render/analysis/chart.py), and one more for shared memory.
+COLOURS = {**{lv: LEVEL_COLOURS[display(lv)] for lv in LEVELS if display(lv) in LEVEL_COLOURS}, "shared": "#b279a2"}
+SHAPES = {**{lv: LEVEL_SHAPES[display(lv)] for lv in LEVELS if display(lv) in LEVEL_SHAPES}, "shared": "diamond"}
 WIDTH, HEIGHT = 640, 420
 
 

@@ -68,7 +68,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     coverage = coverage_sentence(app) if app is not None else None
     unprofiled = unprofiled_lines(app, name=for_markdown_code) if app is not None else []
     totals = run_totals(kernels, launches)
-    not_ok = int((launches["status"] != "ok").sum())
+    not_ok = int((launches["status"].astype("object").fillna("ok") != "ok").sum())
     lines = [
         "## ncu-roofline",
         "",

@@ -27,8 +27,13 @@ def unprofiled_lines(app: AppWeighting, *, top: int = 5, name: Callable[[str], s
     rows = app.unprofiled.head(top)
     lines = [f"Not profiled: {counted(len(app.unprofiled), 'kernel')} of the timeline, largest first"
              + (f" (top {len(rows)})" if len(rows) < len(app.unprofiled) else "") + ":"]
-    lines += [f"  {format_si(getattr(r, APP_TIME), 's')}  {100 * getattr(r, APP_TIME_SHARE):.1f} %  "
+    lines += [f"  {format_si(getattr(r, APP_TIME), 's')}  {_share(getattr(r, APP_TIME_SHARE))}  "
               f"{counted(int(getattr(r, APP_LAUNCHES)), 'launch', 'launches')}  {name(str(r.name))}"
               + ("" if r.grid is pd.NA or r.grid is None else f"  grid {r.grid} block {r.block}")
               for r in rows.itertuples(index=False)]
     return lines
+
+
+def _share(value: float) -> str:
+    """A share of the run's GPU time, '—' where it is unknown (a timeline whose kernels total no time)."""
+    return "—" if value is None or value != value else f"{100 * value:.1f} %"

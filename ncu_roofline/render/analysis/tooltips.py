@@ -23,7 +23,7 @@ from ...core.vocabulary import (
     display,
     flop_column,
 )
-from ..numbers import format_number, format_si, incomplete, lower_bound, upper_bound
+from ..numbers import format_number, format_si, incomplete, lower_bound, missing, upper_bound
 from .console import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
@@ -47,7 +47,7 @@ def _numbers(table: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _percent(value: float) -> str:
-    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f} %"
+    return "—" if missing(value) or not math.isfinite(value) else f"{100 * value:.1f} %"
 
 
 def _known_text(series: pd.Series) -> pd.Series:

@@ -51,8 +51,11 @@ def signed_points(fraction_change: float) -> str:
 
 
 def launch_shape(grid: object, block: object) -> str:
-    """'(64,1,1)×(128,1,1)': grid × block without spaces, so tables keep room for the numbers."""
-    return f"{grid}×{block}".replace(" ", "")
+    """'(64,1,1)×(128,1,1)': grid × block without spaces, so tables keep room for the numbers; '—' where neither
+    is known (never '<NA>×<NA>')."""
+    if pd.isna(grid) and pd.isna(block):
+        return "—"
+    return "×".join("—" if pd.isna(v) else str(v) for v in (grid, block)).replace(" ", "")
 
 
 def kernel_label(name: object, grid: object, block: object) -> str:

@@ -20,6 +20,7 @@ from ...pipeline.gates import GateResult
 from ..analysis.console import print_table
 from ..compare.console import short_dims
 from ..compare.markdown import (
+    change_text,
     signed_pct,
     signed_points,
     signed_value,
@@ -27,6 +28,7 @@ from ..compare.markdown import (
 )
 from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
+from ..numbers import missing
 from ..safe_text import for_terminal
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -42,12 +44,6 @@ def sparkline(values: np.ndarray) -> str:
     span = high - low
     return "".join(" " if math.isnan(v) else SPARKS[0 if span == 0 else min(len(SPARKS) - 1, int(
         (v - low) / span * (len(SPARKS) - 1) + 0.5))] for v in values)
-
-
-def bound_text(first: object, newest: object) -> str:
-    first = "—" if pd.isna(first) else str(first)
-    newest = "—" if pd.isna(newest) else str(newest)
-    return first if first == newest else f"{first} → {newest}"
 
 
 def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, top: int = 10,
@@ -67,7 +63,7 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
         blocks.append(short_dims(row.block))
         rows.append([str(rank), "", signed_pct(row.time_s_change_pct), fmt_si(row.time_s_newest, "s"),
                      fmt_si(row.time_s_median_before, "s"), sparkline(values),
-                     signed_points(row.roofline_fraction_change), bound_text(row.bound_first, row.bound_newest),
+                     signed_points(row.roofline_fraction_change), change_text(row.bound_first, row.bound_newest),
                      str(row.runs)])
 
     def names(max_len: int) -> list[str]:
@@ -97,7 +93,8 @@ def failure_text(gate, failure: dict, quote: str = "") -> str:
     """'+77.8% above the band 1.96 ms – 1.96 ms of 5 runs, in run6 (the newest)': how far outside the band, in
     the formatter's units, and since which run (named as given; `quote` wraps the names, "`" in Markdown)."""
     moved = signed_pct(failure["change_pct"]) if gate.relative else signed_value(gate.metric, failure["change"])
-    side = "above" if (failure["change"] or 0) > 0 else "below"
+    change = failure["change"]
+    side = "outside" if change is None or pd.isna(change) else "above" if change > 0 else "below"
     band = f"{value_text(gate.metric, failure['band_low'])} – {value_text(gate.metric, failure['band_high'])}"
     return (f"{moved} {side} the band {band} of {failure['window_runs']} runs, "
             f"{since_text(failure['since_run_id'], failure['newest_run_id'], quote)}")
@@ -139,14 +136,7 @@ def print_frame(frame: pd.DataFrame, *, console: Console | None = None, max_rows
     for column in frame.columns:
         table.add_column(Text(for_terminal(column)), no_wrap=True)
     for row in frame.head(max_rows).itertuples(index=False):
-        table.add_row(*(Text("—" if _missing(v) else for_terminal(v)) for v in row))
+        table.add_row(*(Text("—" if missing(v) else for_terminal(v)) for v in row))
     console.print(table)
     if len(frame) > max_rows:
         console.print(f"({len(frame) - max_rows} more rows not shown)", highlight=False)
-
-
-def _missing(value: object) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False

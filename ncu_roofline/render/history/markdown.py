@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ...pipeline.gates import GateResult
-from ..compare.markdown import gate_outcome, kernel_label, signed_pct, signed_points
+from ..compare.markdown import change_text, gate_outcome, kernel_label, signed_pct, signed_points
 from ..numbers import format_si as fmt_si
-from .console import SPARK_RUNS, bound_text, failure_text, sparkline
+from .console import SPARK_RUNS, failure_text, sparkline
 
 
 def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *,
@@ -33,7 +33,7 @@ def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list
                      f"`{sparkline(values) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
                      f"{fmt_si(row.time_s_newest, 's')} | {signed_pct(row.time_s_change_pct)} | "
                      f"{signed_points(row.roofline_fraction_change)} | "
-                     f"{bound_text(row.bound_first, row.bound_newest)} |")
+                     f"{change_text(row.bound_first, row.bound_newest)} |")
     return "\n".join(lines) + "\n"
 
 
