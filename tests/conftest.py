@@ -25,6 +25,14 @@ settings.register_profile("ncu-roofline", derandomize=True, database=None, deadl
 settings.load_profile("ncu-roofline")
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without COLUMNS/LINES: the tables' width is then the CLI's own pipe default unless the
+    test asks for one, whatever the shell, CI runner or pytest-xdist worker (which sets COLUMNS=80) says."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def samples() -> Path:
     """The real ncu exports in ../shared/ncu-samples; tests using them skip when the folder is absent."""

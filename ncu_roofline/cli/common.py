@@ -19,9 +19,31 @@ from rich.console import Console
 from ..core.errors import InputError
 from ..render.safe_text import for_terminal
 
-# Logs and pipes get a wide table instead of rich's 80-column default, or the width COLUMNS asks for.
-_PIPE_WIDTH = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160
-stdout = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+PIPE_WIDTH = 160  # logs and pipes get a wide table instead of rich's 80-column default, unless COLUMNS says
+
+
+class _Stdout:
+    """The console on sys.stdout as it is when something is printed: the stream and COLUMNS of that moment, not of
+    the moment this module was imported (in one process, a command run with COLUMNS=80 must not narrow every
+    later command's tables: the CLI's tests run many commands in one process, in any order)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, str] | None = None
+        self._console: Console | None = None
+
+    def _current(self) -> Console:
+        columns = os.environ.get("COLUMNS", "")
+        key = (id(sys.stdout), columns)
+        if self._console is None or self._key != key:
+            pipe_width = int(columns) if columns.isdigit() else PIPE_WIDTH
+            self._console, self._key = Console(width=None if sys.stdout.isatty() else pipe_width), key
+        return self._console
+
+    def __getattr__(self, name: str):
+        return getattr(self._current(), name)
+
+
+stdout = _Stdout()
 stderr = Console(stderr=True)
 
 
