@@ -139,6 +139,24 @@ def test_three_gpus_with_roofs_a_few_percent_apart_keep_every_label_apart():
     assert_apart(spec)
 
 
+def four_gpu_decode() -> dict:
+    """The README's int4 decode on A100, H100, H200 and B200: four diagonals 0.15-0.4 decade apart, and compute
+    roofs whose drawn part (ridge 150-295 FLOP/B to the right edge at 1000) is shorter than their labels."""
+    return spec_for(["NVIDIA A100-SXM4-80GB", "H100 SXM", "H200", "B200"],
+                    [llm(70e9, phase="decode", seq=4096, layers=80, kv_heads=8, head_dim=128, weight_dtype="int4")])
+
+
+def test_four_gpus_label_every_roof_near_its_drawn_part():
+    spec = four_gpu_decode()
+    labels = pd.DataFrame(spec["datasets"]["roof_labels"])
+    assert len(labels) == 8 == pd.DataFrame(spec["datasets"]["roofs"])["roof"].nunique()
+    assert_apart(spec)
+    # A compute label is centred over its drawn roof, right of the GPU's ridge (A100: 312e12 / 2.039e12 = 153).
+    roofs = pd.DataFrame(spec["datasets"]["roofs"])
+    for row in labels[labels["kind"] == "compute"].itertuples():
+        assert row.x >= roofs.loc[roofs["roof"] == row.roof, "x"].min(), row.label
+
+
 def test_short_gpu_names_stay_distinct():
     assert short_gpu_names([H100, H200]) == {H100: "H100", H200: "H200"}
     assert short_gpu_names(["Tesla V100-SXM2-16GB", "NVIDIA A100-SXM4-80GB"]) == {
@@ -146,6 +164,10 @@ def test_short_gpu_names_stay_distinct():
     # Two A100s share the model word: the names without the vendor tell them apart.
     assert short_gpu_names(["NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB"]) == {
         "NVIDIA A100-SXM4-40GB": "A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB"}
+    # ... while a third GPU keeps its model word.
+    assert short_gpu_names(["NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-16GB"]) == {
+        "NVIDIA A100-SXM4-40GB": "A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
+        "Tesla V100-SXM2-16GB": "V100"}
     assert short_gpu_names(["A100 MIG 3g.40gb"]) == {"A100 MIG 3g.40gb": "A100"}
 
 
@@ -173,7 +195,8 @@ def test_no_two_texts_of_the_drawn_model_charts_overlap(decode, tmp_path):
 
     specs = {"decode": decode, "gemm": spec_for(["H100 SXM", "H200"], [gemm(1024, 1024, 1024, "fp32")]),
              "three": spec_for(["NVIDIA A100-SXM4-80GB", "H100 SXM", "B200"],
-                               [gemm(1024, 1024, 1024, "fp32"), layernorm(4096, 1024, "fp16")])}
+                               [gemm(1024, 1024, 1024, "fp32"), layernorm(4096, 1024, "fp16")]),
+             "four": four_gpu_decode()}
     laid_out = {}
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)

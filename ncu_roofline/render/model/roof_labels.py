@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,13 +38,14 @@ LABEL_COLUMNS = ["gpu", "roof", "kind", "peak", "x", "y", "angle", "label"]
 
 def short_gpu_names(names: Sequence[str]) -> dict[str, str]:
     """Short names for roof labels, distinct among the GPUs drawn: the model word ("NVIDIA H100 80GB HBM3" →
-    "H100", "NVIDIA A100-SXM4-80GB" → "A100"); where two GPUs share it (A100 40GB and 80GB), the name without the
-    vendor ("A100-SXM4-40GB"); where that is not distinct either, the full names. The legend gives them whole."""
-    stripped = [_VENDOR.sub("", name).strip() or name for name in names]
-    for candidate in ([re.split(r"[\s\-]", s, maxsplit=1)[0] or s for s in stripped], stripped, list(names)):
-        if len(set(candidate)) == len(set(names)):
-            return dict(zip(names, candidate))
-    return {name: name for name in names}
+    "H100", "NVIDIA A100-SXM4-80GB" → "A100"); GPUs that share it (A100 40GB and 80GB) get the name without the
+    vendor ("A100-SXM4-40GB"), the others keep theirs; where that is still ambiguous, the full names. The legend
+    gives every name whole."""
+    stripped = {name: _VENDOR.sub("", name).strip() or name for name in names}
+    word = {name: re.split(r"[\s\-]", short, maxsplit=1)[0] or short for name, short in stripped.items()}
+    shared = Counter(word.values())
+    short = {name: stripped[name] if shared[word[name]] > 1 else word[name] for name in names}
+    return short if len(set(short.values())) == len(short) else {name: name for name in names}
 
 
 def model_roof_segments(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]]
@@ -94,8 +96,8 @@ def place_model_labels(plot: Plot, segments: list[dict[str, Any]], points_xy: np
     A label first looks for a spot that crosses no other roof line either (H100's and H200's DRAM diagonals run
     15 px apart: H100's label then goes under its line rather than across H200's); where the lines leave no such
     spot, one that only misses the points and labels (the halo keeps it legible). A compute roof's label lies
-    above its drawn segment; where that is shorter than the text (a ridge near the right edge), above the same
-    line extended left of the ridge, where only the diagonals' lower ground lies."""
+    along its drawn segment; where that is shorter than the text (a ridge near the right edge), centred over it
+    and reaching left of the ridge, and only where that finds no room, anywhere along the line extended left."""
     px, py = plot.to_px(points_xy[:, 0], points_xy[:, 1]) if len(points_xy) else (np.array([]), np.array([]))
     discs = [(x, y, POINT_RADIUS_PX) for x, y in zip(px, py)]
     ends_px = [_ends_px(plot, segment) for segment in segments]
@@ -103,16 +105,17 @@ def place_model_labels(plot: Plot, segments: list[dict[str, Any]], points_xy: np
     strict = Board(plot, discs + [disc for ends in ends_px for disc in _line_discs(*ends)])  # and the lines
     rows, missing = [], []
     for segment, ends in zip(segments, ends_px):
+        size = text_size(segment["label"], ROOF_FONT, "bold")
         tries = [ends]
-        if segment["kind"] == "compute":
-            tries.append(((0.0, ends[0][1]), ends[1]))
+        if segment["kind"] == "compute":  # centred over the drawn roof, then anywhere along its line
+            tries += [((max(0.0, ends[0][0] - size[0] / 2), ends[0][1]), ends[1]), ((0.0, ends[0][1]), ends[1])]
         spot = None
-        for board, other in ((strict, loose), (loose, strict)):
-            for start, end in tries:
+        for start, end in tries:
+            for board, other in ((strict, loose), (loose, strict)):
                 spot = place_roof_label(board, segment["label"], start, end, ROOF_FONT,
                                         prefer_end=segment["kind"] == "compute")
                 if spot is not None:
-                    other.take(box(spot[0], spot[1], *text_size(segment["label"], ROOF_FONT, "bold"), spot[2]))
+                    other.take(box(spot[0], spot[1], *size, spot[2]))
                     break
             if spot is not None:
                 break
