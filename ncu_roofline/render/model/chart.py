@@ -46,11 +46,11 @@ def model_chart(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, fl
     text_style = {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": ROOF_FONT,
                   "fontWeight": "bold"}
     text = {**xy, "text": vl.channel("label:N"), "angle": vl.channel("angle:Q", scale=None)}
-    halo = {  # keeps a label legible where it crosses another GPU's roof
-        "data": {"name": "roof_labels"}, "mark": {**text_style, "color": "white", "stroke": "white",
-                                                  "strokeWidth": 3, "strokeOpacity": 0.9},
-        "encoding": text,
-    }
+    # A white halo keeps a label legible where it crosses another GPU's roof; round joins, since mitred ones spike
+    # out of sharp glyph corners (the M of "DRAM") and cut the label's own line.
+    halo = {"data": {"name": "roof_labels"}, "encoding": text,
+            "mark": {**text_style, "color": "white", "stroke": "white", "strokeJoin": "round", "strokeWidth": 3,
+                     "strokeOpacity": 0.9}}
     roof_text = {"data": {"name": "roof_labels"}, "mark": text_style, "encoding": {**text, "color": colour}}
     labels_by_roof = {(seg["gpu"], seg["roof"]): seg["label"] for seg in segments}
     shown = points[points["attainable_flop_per_s"].notna() & (points["ai"] > 0)].assign(
