@@ -151,10 +151,16 @@ def test_four_gpus_label_every_roof_near_its_drawn_part():
     labels = pd.DataFrame(spec["datasets"]["roof_labels"])
     assert len(labels) == 8 == pd.DataFrame(spec["datasets"]["roofs"])["roof"].nunique()
     assert_apart(spec)
-    # A compute label is centred over its drawn roof, right of the GPU's ridge (A100: 312e12 / 2.039e12 = 153).
+    # Every compute label reaches over its drawn roof, right of the GPU's ridge (A100: 312e12 / 2.039e12 = 153
+    # FLOP/B), rather than floating further left over nothing.
+    [lines, *_] = spec["layer"]
+    plot = Plot(ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX, tuple(lines["encoding"]["x"]["scale"]["domain"]),
+                tuple(lines["encoding"]["y"]["scale"]["domain"]))
     roofs = pd.DataFrame(spec["datasets"]["roofs"])
+    boxes = dict(label_boxes(spec))
     for row in labels[labels["kind"] == "compute"].itertuples():
-        assert row.x >= roofs.loc[roofs["roof"] == row.roof, "x"].min(), row.label
+        ridge_px, _ = plot.to_px(roofs.loc[roofs["roof"] == row.roof, "x"].min(), row.peak)
+        assert boxes[row.label][:, 0].max() > ridge_px, row.label
 
 
 def test_short_gpu_names_stay_distinct():

@@ -96,8 +96,8 @@ def place_model_labels(plot: Plot, segments: list[dict[str, Any]], points_xy: np
     A label first looks for a spot that crosses no other roof line either (H100's and H200's DRAM diagonals run
     15 px apart: H100's label then goes under its line rather than across H200's); where the lines leave no such
     spot, one that only misses the points and labels (the halo keeps it legible). A compute roof's label lies
-    along its drawn segment; where that is shorter than the text (a ridge near the right edge), centred over it
-    and reaching left of the ridge, and only where that finds no room, anywhere along the line extended left."""
+    along its drawn segment; where that is shorter than the text (a ridge near the right edge), over part of it
+    at least, reaching left of the ridge; only where that finds no room, anywhere along the line extended left."""
     px, py = plot.to_px(points_xy[:, 0], points_xy[:, 1]) if len(points_xy) else (np.array([]), np.array([]))
     discs = [(x, y, POINT_RADIUS_PX) for x, y in zip(px, py)]
     ends_px = [_ends_px(plot, segment) for segment in segments]
@@ -107,8 +107,8 @@ def place_model_labels(plot: Plot, segments: list[dict[str, Any]], points_xy: np
     for segment, ends in zip(segments, ends_px):
         size = text_size(segment["label"], ROOF_FONT, "bold")
         tries = [ends]
-        if segment["kind"] == "compute":  # centred over the drawn roof, then anywhere along its line
-            tries += [((max(0.0, ends[0][0] - size[0] / 2), ends[0][1]), ends[1]), ((0.0, ends[0][1]), ends[1])]
+        if segment["kind"] == "compute":  # over part of the drawn roof at least, then anywhere along its line
+            tries += [((max(0.0, ends[0][0] - size[0]), ends[0][1]), ends[1]), ((0.0, ends[0][1]), ends[1])]
         spot = None
         for start, end in tries:
             for board, other in ((strict, loose), (loose, strict)):
