@@ -126,6 +126,9 @@ def test_coinciding_roofs_get_a_label_each_side_by_side():
     words = sorted(row["label"] for row in spec["datasets"]["roof_labels"])
     assert words == ["H100 DRAM 3.35 TB/s", "H100 FP32 66.9 TFLOP/s", "H200 DRAM 4.80 TB/s", "H200 FP32 66.9 TFLOP/s"]
     assert_apart(spec)
+    # 2·1024³ FLOP over 3·1024²·4 B = 170.7 FLOP/B, right of both ridges (66.9e12 / 3.35e12 = 19.97 and
+    # 66.9e12 / 4.8e12 = 13.94): FP32-bound, and each point's tooltip names its own GPU's FP32 label.
+    assert [p["on_roof"] for p in spec["datasets"]["points"]] == ["H100 FP32 66.9 TFLOP/s", "H200 FP32 66.9 TFLOP/s"]
 
 
 def test_three_gpus_with_roofs_a_few_percent_apart_keep_every_label_apart():
