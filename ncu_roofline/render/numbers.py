@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas and numpy are imported by `positive` only: `ncu-roofline ceilings` starts without them
@@ -32,6 +33,24 @@ def format_si(value: float | None, unit: str) -> str:
         return f"{rounded:.2e} {unit}"
     decimals = max(0, 2 - int(math.floor(math.log10(abs(mantissa)))))
     return f"{mantissa:.{decimals}f} {_SI_PREFIXES[exponent]}{unit}"
+
+
+# A time axis's units, largest first, each with its factor from seconds (written out: 1 / 1e-6 is not 1e6 in floats).
+TIME_UNITS = (("s", 1.0, 1.0), ("ms", 1e-3, 1e3), ("µs", 1e-6, 1e6), ("ns", 1e-9, 1e9))
+
+
+def time_scale(seconds: Iterable[float]) -> tuple[str, float]:
+    """The unit (s, ms, µs or ns) a time axis reads in, and its factor from seconds: the prefix `format_si` gives
+    the largest value, so the axis tops out between 1 and 1000 in that unit (3.2e-5 s → ("µs", 1e6): 32 µs).
+    Nothing finite, or all zero: seconds."""
+    finite = [abs(float(v)) for v in seconds if not missing(v) and math.isfinite(float(v))]
+    largest = float(f"{max(finite, default=0.0):.3g}")  # as format_si rounds: 999.96 µs reads 1.00 ms
+    if largest == 0:
+        return "s", 1.0
+    for unit, size, factor in TIME_UNITS:
+        if largest >= size:
+            return unit, factor
+    return TIME_UNITS[-1][0], TIME_UNITS[-1][2]
 
 
 def format_number(value: float) -> str:

@@ -1,6 +1,7 @@
 """The trend chart of `history -o DIR`: one line per top kernel (time over runs, runs on x in run order), with
-the noise band the gates judge against drawn behind each line over the window it was taken from. A Vega-Lite spec
-written as plain data, like every chart here (render/vegalite.py says why)."""
+the noise band the gates judge against drawn behind each line over the window it was taken from. Times are drawn
+in one unit chosen from the data (ns, µs, ms or s: `numbers.time_scale`), the axis, tooltips and bands alike. A
+Vega-Lite spec written as plain data, like every chart here (render/vegalite.py says why)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pandas as pd
 from ...core.kernel_names import short_kernel_name
 from .. import vegalite as vl
 from ..compare.markdown import launch_shape
+from ..numbers import time_scale
 
 CHART_STEM = "history"
 WIDTH_PX = 640
@@ -47,6 +49,10 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
                           for i in band_runs if np.isfinite(row.band_low) and np.isfinite(row.band_high)
                           and row.band_low > 0],
                          columns=["label", "run_id", "band_low", "band_high"])
+    # One unit for everything on the y axis, from the largest value drawn (a line's or a band's top).
+    unit, factor = time_scale([*points["time_s"], *bands["band_high"]])
+    points = points.assign(time_scaled=points["time_s"] * factor)  # `_s` columns stay in seconds
+    bands = bands.assign(band_low_scaled=bands["band_low"] * factor, band_high_scaled=bands["band_high"] * factor)
     x = vl.channel("run_id:O", sort=run_order, title="run (oldest → newest)",
                    axis={"labelAngle": -45, "labelOverlap": True})
     # one legend for both layers, drawn opaque (the band's opacity would otherwise fade its symbols)
@@ -56,17 +62,22 @@ def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFram
     band_title = "min–max" if band_name == "minmax" else "median ± k·MAD"
     band = {
         "data": {"name": "bands"}, "mark": {"type": "area", "opacity": 0.15},
-        "encoding": {"x": x, "y": vl.channel("band_low:Q", scale=y_scale), "y2": {"field": "band_high"},
-                     "color": colour},
+        "encoding": {"x": x, "y": vl.channel("band_low_scaled:Q", scale=y_scale), "y2": {"field": "band_high_scaled"},
+                     "color": colour,
+                     "tooltip": vl.tooltip([("label:N", "kernel"), ("band_low_scaled:Q", f"band low ({unit})"),
+                                            ("band_high_scaled:Q", f"band high ({unit})")],
+                                           band_low_scaled=".3~g", band_high_scaled=".3~g")},
     }
     lines = {
         "data": {"name": "times"},
         "mark": {"type": "line", "point": len(run_order) <= 60},  # markers while they stay apart
         "encoding": {
-            "x": x, "y": vl.channel("time_s:Q", scale=y_scale, title="GPU time per run (s, log)"), "color": colour,
-            "tooltip": vl.tooltip([("kernel:N", "kernel"), ("run_id:N", "run"), ("time_s:Q", "time (s)"),
+            "x": x, "y": vl.channel("time_scaled:Q", scale=y_scale, title=f"GPU time per run ({unit}, log)",
+                                    axis={"format": "~g"}),
+            "color": colour,
+            "tooltip": vl.tooltip([("kernel:N", "kernel"), ("run_id:N", "run"), ("time_scaled:Q", f"time ({unit})"),
                                    ("roofline_fraction:Q", "of roof"), ("bound:N", "bound")],
-                                  time_s=".3~g", roofline_fraction=".1%"),
+                                  time_scaled=".3~g", roofline_fraction=".1%"),
         },
     }
     title = {"text": f"Kernel time over {len(run_order)} runs — top {len(shown)} by change",
