@@ -174,9 +174,9 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
 
     `points` are the drawn points on scale (rank, ai, flop_per_s, and level where kernels' points may coincide);
     `sizes` their symbol areas. Kernels whose points all coincide, level by level, get one label naming them all,
-    placed by the first; a kernel whose point lies under another kernel's mark is labelled beside its other points first. A number with no
-    room beside its points may go further off with a leader (placement.place_rank_leader). Plain arrays and lists,
-    no frames: the page lays its labels out once per plot size it may show.
+    placed by the first; a kernel whose point lies under another kernel's mark is labelled beside its other points
+    first. A number with no room beside its points may go further off with a leader (placement.place_rank_leader).
+    Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show.
     """
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5

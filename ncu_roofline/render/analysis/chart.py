@@ -33,7 +33,6 @@ from ..layout import (
     ROOF_FONT,
     SIZE_RANGE,
     TextLayout,
-    coincident_clusters,
     domains,
     layout_texts,
     ridge_frame,
@@ -44,6 +43,7 @@ from ..numbers import format_si
 from ..numbers import positive as _positive
 from ..placement import Plot
 from ..safe_text import for_chart
+from . import crowding
 from .context import ChartContext
 from .memory_panel import (
     PANEL_NAME,
@@ -79,9 +79,6 @@ ROOFLINE_HEIGHT_PX = 480
 FIT_WIDTHS_PX = (480, 560, 640, 760, 880, 1000, 1120, 1240, 1360, 1480, 1600, 1760, 1920)
 FIT_MAX_HEIGHT_PX = 720
 BARS_WIDTH_PX = 300
-# Beside a plot in a laptop's window (1366 px): a narrower bar column with shorter names, so the names sit beside
-# the roofline rather than under it (render/chart_files.py tries this before stacking the bars under the plot).
-NARROW_BARS = {"headroom": {"width": 150, "encoding": {"y": {"axis": {"labelLimit": 230}}}}}
 BAR_STEP_PX = 18
 LABEL_MAX_LEN = 40
 
@@ -171,8 +168,6 @@ def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, 
 ROOF_COLUMNS = ["roof", "kind", "peak", "label", "x", "y", "colour"]
 ROOF_LABEL_COLUMNS = ["roof", "kind", "label", "x", "y", "angle", "colour", "peak"]
 RANK_LABEL_COLUMNS = ["rank", "text", "x", "y"]
-LEADER_COLUMNS = ["rank", "x", "y", "x2", "y2"]
-LEADER_COLOUR = "#888888"
 
 
 # ------------------------------------------------------------------------------------------------------ kernels
@@ -255,7 +250,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     roofs = pd.DataFrame(roof_rows, columns=ROOF_COLUMNS)
     roof_labels = pd.DataFrame(label_rows, columns=ROOF_LABEL_COLUMNS)
     rank_labels = pd.DataFrame(texts.rank_rows, columns=RANK_LABEL_COLUMNS)
-    points = _with_same_spot(points, on_scale, plot, sizes, kernel_rows)
+    points = crowding.with_same_spot(points, on_scale, plot, sizes, kernel_rows)
     drawn_panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
     fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, drawn_panel)
     ridges = ridge_frame(peaks, compute, memory, x_domain)
@@ -268,41 +263,12 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     if off_scale:
         subtitle.append(f"Off the axes (far from all other kernels, see the bars and tooltips): "
                         f"{', '.join(map(str, off_scale))}")
-    unlabelled = sorted(set(on_scale["rank"].astype(int)) - texts.labelled)
-    static = None
-    if unlabelled:
-        crowded = f"{len(unlabelled)} crowded point{'s' if len(unlabelled) > 1 else ''} without a rank number"
-        static = [*subtitle, f"{crowded} ({_listed(unlabelled)}): see the headroom bars and the tables"]
-        subtitle.append(f"{crowded}: hover or zoom to read them")
-    leaders = pd.DataFrame(texts.leader_rows, columns=LEADER_COLUMNS)
-    fits = _with_leaders(fits, leaders)
+    unnumbered = sorted(set(on_scale["rank"].astype(int)) - texts.labelled)  # no room, even with a leader
+    subtitle, static = crowding.crowded_subtitles(subtitle, unnumbered)
+    leaders = pd.DataFrame(texts.leader_rows, columns=crowding.LEADER_COLUMNS)
+    fits = crowding.fits_with_leaders(fits, leaders)
     return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
                      tuple(off_scale), unit, fits, drawn_panel, leaders, static)
-
-
-def _listed(ranks: list[int], most: int = 8) -> str:
-    """Ranks for a subtitle: "#21, #28", the first `most` and "+N more" beyond."""
-    shown = ", ".join(f"#{r}" for r in ranks[:most])
-    return shown + (f" +{len(ranks) - most} more" if len(ranks) > most else "")
-
-
-def _with_same_spot(points: pd.DataFrame, on_scale: pd.DataFrame, plot: Plot, sizes: np.ndarray,
-                    kernel_rows: pd.DataFrame) -> pd.DataFrame:
-    """`points` with a `same_spot` text where other kernels' points at that level sit on the same spot (the
-    tooltip shows the top mark only, so it names the others: "2. name · 3. name"); unchanged where none do."""
-    if on_scale.empty:
-        return points
-    px, py = plot.to_px(on_scale["ai"].to_numpy(float), on_scale["flop_per_s"].to_numpy(float))
-    cluster = coincident_clusters(px, py, on_scale["level"].to_numpy(), sizes)
-    ranks = on_scale["rank"].to_numpy()
-    by_cluster = pd.Series(ranks).groupby(cluster).agg(lambda r: sorted(set(r))).to_dict()
-    if all(len(v) < 2 for v in by_cluster.values()):
-        return points
-    label = dict(zip(kernel_rows["rank"], kernel_rows["label"]))
-    others = {(int(r), level): " · ".join(label[o] for o in by_cluster[c] if o != r)
-              for r, level, c in zip(ranks, on_scale["level"], cluster) if len(by_cluster[c]) > 1}
-    same = [others.get((int(r), level), "") for r, level in zip(points["rank"], points["level"])]
-    return points.assign(same_spot=same)
 
 
 def fit_height(width: float) -> int:
@@ -320,15 +286,6 @@ def _fits(compute: dict[str, float], memory: dict[str, float], plot: Plot, point
     fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes, panel)
             for width in FIT_WIDTHS_PX if panel is None or fits_under(panel, width))
     return tuple(fit for fit in fits if labelled <= {row["roof"] for row in fit["datasets"]["roof_labels"]})
-
-
-def _with_leaders(fits: tuple[dict, ...], default: pd.DataFrame) -> tuple[dict, ...]:
-    """The fits without their `rank_leaders` where no layout (the default's included) has a leader: the chart then
-    has no leader layer, and its spec is what it was before leaders were drawn."""
-    if len(default) or any(fit["datasets"]["rank_leaders"] for fit in fits):
-        return fits
-    return tuple({**fit, "datasets": {k: v for k, v in fit["datasets"].items() if k != "rank_leaders"}}
-                 for fit in fits)
 
 
 def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
@@ -382,7 +339,10 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     bars) and `zoom` (interval bound to the scales). The views read named datasets: `roofs`, `roof_labels`,
     `ridges`, `points`, `kernels` and `rank_labels` (and `model_points`, `model_segments` with `--points`).
     """
-    from .model_layers import drawable_model, model_layers  # analytic points (`analyze --points`), when given
+    from .model_layers import (  # analytic points (`analyze --points`), when given
+        drawable_model,
+        model_layers,
+    )
 
     model = drawable_model(model_points)
     data = chart_data(kernels, ctx, None if model is None else model[["ai", "flop_per_s"]])
@@ -452,12 +412,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     }
     # A rank number set off from its point is joined to it by a thin line (only where some layout needs one).
     with_leaders = len(data.leaders) > 0 or any("rank_leaders" in fit["datasets"] for fit in data.fits)
-    leaders = {
-        "data": {"name": "rank_leaders"},
-        "mark": {"type": "rule", "clip": True, "strokeWidth": 0.8, "color": LEADER_COLOUR},
-        "encoding": {**xy("x", "y"), "x2": vl.channel("x2:Q"), "y2": vl.channel("y2:Q"),
-                     "opacity": vl.when("kernel", 0.9, 0.35)},
-    }
+    leaders = crowding.leader_layer(xy("x", "y"))
     ranks = {
         "data": {"name": "rank_labels"},
         "mark": {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": RANK_FONT,
@@ -524,7 +479,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         # Stacked under a narrow plot, the bars name their kernels on the right: names on the left would set the
         # column's left edge and push the plot right by their width.
         "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits), "stacked": {
-            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}}, "narrow": NARROW_BARS},
+            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}}, "narrow": crowding.NARROW_BARS},
             # The images cannot be hovered: their subtitle says where the unnumbered points are named instead.
             **({"static": {"title": {"subtitle": data.static_subtitle}}} if data.static_subtitle else {})},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.

@@ -23,7 +23,14 @@ from ...core.vocabulary import (
     display,
     flop_column,
 )
-from ..numbers import format_number, format_si, incomplete, lower_bound, missing, upper_bound
+from ..numbers import (
+    format_number,
+    format_si,
+    incomplete,
+    lower_bound,
+    missing,
+    upper_bound,
+)
 from .console import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
