@@ -13,7 +13,7 @@ from test_chart import ELEMENTWISE, kernel_row
 
 from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
 from ncu_roofline.render.chart_files import render, spec_text, static_variant
-from ncu_roofline.render.layout import coincident_clusters, group_text
+from ncu_roofline.render.layout import coincident_clusters, group_text, layout_texts
 from ncu_roofline.render.placement import (
     Board,
     Plot,
@@ -83,6 +83,22 @@ def test_points_closer_than_the_smaller_marks_radius_share_a_spot_per_level_and_
     px, py = np.array([0.0, 4.0, 8.0, 0.0]), np.zeros(4)
     clusters = coincident_clusters(px, py, np.array(["DRAM", "DRAM", "DRAM", "L2"]), np.full(4, 100.0))
     assert clusters[0] == clusters[1] and len({clusters[0], clusters[2], clusters[3]}) == 3
+
+
+def test_a_small_point_inside_a_larger_ones_mark_is_named_by_the_larger_ones_label():
+    # Kernel 1: three big marks (area 400 px², board box ±(0.62 * 20 + 1.5) = ±13.9 px). Kernel 2: one small mark
+    # (area 30: box ±4.9 px) 0.4 px right of kernel 1's DRAM point, inside its box. Every spot for "2" within
+    # 5 px of its point meets kernel 1's box, and a leader from it would cross that box too: alone, 2 gets no
+    # number. Laid out again, kernel 1's label beside that spot names both.
+    plot = Plot(640, 480, (0.01, 100.0), (1e9, 1e15))
+    points = pd.DataFrame({"rank": [1, 1, 1, 2], "level": ["DRAM", "L2", "L1", "DRAM"],
+                           "ai": [1.0, 0.5, 0.25, 10 ** (0.4 / 160)],  # 640 px over 4 decades: 160 px each
+                           "flop_per_s": [1e12] * 4})
+    layout = layout_texts(plot, [], [], points, np.array([400.0, 400.0, 400.0, 30.0]))
+    assert [row["text"] for row in layout.rank_rows] == ["1, 2"] and layout.labelled == {1, 2}
+    # and without kernel 2, kernel 1's label is its plain rank
+    alone = layout_texts(plot, [], [], points.iloc[:3], np.full(3, 400.0))
+    assert [row["text"] for row in alone.rank_rows] == ["1"] and alone.labelled == {1}
 
 
 @pytest.fixture

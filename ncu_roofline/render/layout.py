@@ -168,6 +168,37 @@ def group_text(ranks: list[int]) -> str:
     return f"{ranks[0]}, {ranks[1]} +{len(ranks) - 2}"
 
 
+@dataclass(frozen=True)
+class _Spots:
+    """Which drawn points share a spot: the cluster of each point, whether another kernel's point is on it
+    (`shared`) and whether one at least as large covers it (`hidden`), each kernel's spots, and the kernels whose
+    spots are the same at every level (`members`, by spot set)."""
+
+    ranks: np.ndarray
+    cluster: np.ndarray
+    shared: np.ndarray
+    hidden: np.ndarray
+    spots_of: dict[int, frozenset[int]]
+    members: dict[frozenset[int], list[int]]
+
+
+def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarray) -> _Spots:
+    ranks = points["rank"].to_numpy()
+    levels = points["level"].to_numpy() if "level" in points else np.zeros(len(points))
+    cluster = coincident_clusters(px, py, levels, sizes)
+    kernels_at = pd.Series(ranks).groupby(cluster).nunique().to_dict()  # cluster -> how many kernels share it
+    shared = np.array([kernels_at[c] > 1 for c in cluster], dtype=bool)
+    hidden = np.zeros(len(points), dtype=bool)
+    for i in np.flatnonzero(shared):
+        others = (cluster == cluster[i]) & (ranks != ranks[i])
+        hidden[i] = bool((np.asarray(sizes)[others] >= sizes[i]).any())
+    spots_of = {int(r): frozenset(cluster[ranks == r].tolist()) for r in np.unique(ranks)}
+    members: dict[frozenset[int], list[int]] = {}
+    for rank, spots in spots_of.items():
+        members.setdefault(spots, []).append(rank)
+    return _Spots(ranks, cluster, shared, hidden, spots_of, members)
+
+
 def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
                  sizes: np.ndarray) -> TextLayout:
     """Roof labels, then rank numbers in rank order (`TextLayout`).
@@ -176,10 +207,40 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
     `sizes` their symbol areas. Kernels whose points all coincide, level by level, get one label naming them all,
     placed by the first; a kernel whose point lies under another kernel's mark is labelled beside its other points
     first. A number with no room beside its points may go further off with a leader (placement.place_rank_leader).
+    Where a kernel still has no number but shares a spot with a numbered one, the texts are laid out again with the
+    other's label at that spot naming both ("2, 21"), kept when it numbers more kernels.
     Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show.
     """
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
+    spots = _spots(px, py, points, sizes)
+    first = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {})
+    guests = _guests(spots, set(spots.spots_of) - first.labelled, first.labelled)
+    if not guests:
+        return first
+    second = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests)
+    return second if len(second.labelled) > len(first.labelled) else first
+
+
+def _guests(spots: _Spots, unnumbered: set[int], numbered: frozenset[int]) -> dict[int, dict[int, list[int]]]:
+    """For each kernel without a number that shares a spot with a numbered one: that kernel (the first by rank),
+    the index of its point on the spot, and the kernels it is to name there. host -> {point -> guests}."""
+    guests: dict[int, dict[int, list[int]]] = {}
+    for rank in sorted(unnumbered):
+        for i in np.flatnonzero((spots.ranks == rank) & spots.shared):
+            on_spot = spots.cluster == spots.cluster[i]
+            hosts = sorted(set(spots.ranks[on_spot].tolist()) & numbered - {rank})
+            if hosts:
+                point = int(np.flatnonzero(on_spot & (spots.ranks == hosts[0]))[0])
+                guests.setdefault(hosts[0], {}).setdefault(point, []).append(rank)
+                break
+    return guests
+
+
+def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], px: np.ndarray, py: np.ndarray,
+              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]]) -> TextLayout:
+    """One layout on a fresh board: roof labels, then rank numbers; a host's spots with guests are tried first,
+    with the guests' ranks in their text."""
     board = Board(plot, list(zip(px, py, radii)))
     roof_spots: list[tuple[float, float, float] | None] = []
     for segment, text in zip(segments, roof_texts):
@@ -192,36 +253,33 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
             continue
         x, y = plot.to_data(spot[0], spot[1])
         roof_spots.append((x, y, round((360.0 - spot[2]) % 360.0, 3)))
-    ranks = points["rank"].to_numpy()
-    levels = points["level"].to_numpy() if "level" in points else np.zeros(len(points))
-    cluster = coincident_clusters(px, py, levels, sizes)
-    kernels_at = pd.Series(ranks).groupby(cluster).nunique().to_dict()  # cluster -> how many kernels share it
-    shared = np.array([kernels_at[c] > 1 for c in cluster], dtype=bool)
-    hidden = np.zeros(len(points), dtype=bool)  # under another kernel's mark at least as large: not its own spot
-    for i in np.flatnonzero(shared):
-        others = (cluster == cluster[i]) & (ranks != ranks[i])
-        hidden[i] = bool((sizes[others] >= sizes[i]).any())
-    spots_of = {int(r): frozenset(cluster[ranks == r].tolist()) for r in np.unique(ranks)}
-    members: dict[frozenset[int], list[int]] = {}
-    for rank, spots in spots_of.items():
-        members.setdefault(spots, []).append(rank)
+    ranks, cluster, shared = spots.ranks, spots.cluster, spots.shared
     rows, leaders, labelled = [], [], set()
-    order = np.lexsort((-px, hidden, ranks))  # by rank, its visible points first, then rightmost point first
+    order = np.lexsort((-px, spots.hidden, ranks))  # by rank, its visible points first, then rightmost point first
     done: set[int] = set()
     for rank in np.unique(ranks):
         rank = int(rank)
         if rank in done:
             continue
-        group = members[spots_of[rank]] if all(shared[cluster == c].all() for c in spots_of[rank]) else [rank]
+        group = (spots.members[spots.spots_of[rank]] if all(shared[cluster == c].all() for c in spots.spots_of[rank])
+                 else [rank])
         done.update(group)
         mine = order[ranks[order] == rank]
+        hosted = guests.get(rank, {})
         text = group_text(group)
-        spot = place_rank_leader(board, text, list(zip(px[mine], py[mine], radii[mine])), RANK_FONT)
+        spot = None
+        for tried in ([i for i in mine if i in hosted], [i for i in mine if i not in hosted]) if hosted else [mine]:
+            # the spots naming guests first, with a leader if need be, then the kernel's other spots
+            texts = [group_text([*group, *hosted[i]]) if i in hosted else text for i in tried]
+            spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts)
+            if spot is not None:
+                labelled.update(hosted.get(int(tried[spot.anchor]), []))
+                break
         if spot is None:
             continue
         labelled.update(group)
         x, y = plot.to_data(spot.x, spot.y)
-        rows.append({"rank": rank, "text": text, "x": x, "y": y})
+        rows.append({"rank": rank, "text": spot.text, "x": x, "y": y})
         if spot.leader is not None:
             (x0, y0), (x1, y1) = plot.to_data(*spot.leader[:2]), plot.to_data(*spot.leader[2:])
             leaders.append({"rank": rank, "x": x0, "y": y0, "x2": x1, "y2": y1})

@@ -329,6 +329,8 @@ class RankSpot:
     x: float
     y: float
     leader: tuple[float, float, float, float] | None = None
+    anchor: int = 0  # which of the anchors it sits by
+    text: str = ""  # the text it took there
 
 
 def leader_segment(anchor: tuple[float, float, float], centre: tuple[float, float], w: float,
@@ -356,19 +358,24 @@ def leader_box(segment: tuple[float, float, float, float], width: float = LEADER
     return box((x0 + x1) / 2, (y0 + y1) / 2, length, width, math.degrees(math.atan2(y0 - y1, x1 - x0)))
 
 
-def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, float, float]],
-                      font_size: float) -> RankSpot | None:
+def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, float, float]], font_size: float,
+                      texts: Sequence[str] | None = None) -> RankSpot | None:
     """`place_rank`, then, where no spot beside a point is free, a spot LEADER_DISTANCES_PX further off with a leader
     back to its point: nearest first, each anchor in turn, the eight directions of `place_rank`. A spot is taken
-    when its box and its leader are both free; both go on the board. None when no spot is free."""
-    spot = place_rank(board, text, anchors, font_size)
-    if spot is not None:
-        return RankSpot(*spot)
-    w, h = text_size(text, font_size, "bold")
-    half_w, half_h = w / 2, h / 2
+    when its box and its leader are both free; both go on the board. None when no spot is free.
+
+    `texts`, one per anchor, says a different text at some anchors (the ranks of other kernels on that spot); the
+    spot says which anchor and text it took."""
+    texts = list(texts) if texts is not None else [text] * len(anchors)
+    for index, anchor in enumerate(anchors):  # place_rank's order: anchor by anchor, the nearest spots first
+        spot = place_rank(board, texts[index], [anchor], font_size)
+        if spot is not None:
+            return RankSpot(*spot, anchor=index, text=texts[index])
     for distance in LEADER_DISTANCES_PX:
-        for cx, cy, r in anchors:
+        for index, (cx, cy, r) in enumerate(anchors):
             cx, cy, r = float(cx), float(cy), float(r)
+            w, h = text_size(texts[index], font_size, "bold")
+            half_w, half_h = w / 2, h / 2
             d = r + distance
             for dx, dy in ((d + half_w, 0), (0, -(d + half_h)), (-(d + half_w), 0), (0, d + half_h),
                            (d + half_w, -(d + half_h)), (-(d + half_w), -(d + half_h)),
@@ -384,5 +391,5 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
                     continue
                 board.take(box(x, y, w, h))
                 board.take(line)
-                return RankSpot(x, y, segment)
+                return RankSpot(x, y, segment, anchor=index, text=texts[index])
     return None

@@ -16,18 +16,18 @@ from ..layout import coincident_clusters
 from ..placement import Plot
 
 LEADER_COLUMNS = ["rank", "x", "y", "x2", "y2"]
-LEADER_COLOUR = "#888888"
+LEADER_COLOUR = "#222222"  # the rank numbers' colour, dashed: not a grey join between a kernel's own points
 # Beside a plot in a laptop's window (1366 px): a narrower bar column with shorter names, so the names sit beside
 # the roofline rather than under it (render/chart_files.py tries this before stacking the bars under the plot).
 NARROW_BARS = {"headroom": {"width": 150, "encoding": {"y": {"axis": {"labelLimit": 230}}}}}
 
 
 def leader_layer(xy: vl.Spec) -> vl.Spec:
-    """The leader lines: thin grey rules from a point's edge to its displaced rank number (`rank_leaders`), `xy`
+    """The leader lines: thin dashed rules from a point's edge to its displaced rank number (`rank_leaders`), `xy`
     the roofline's x and y channels on its scales."""
     return {
         "name": "rank_leaders", "data": {"name": "rank_leaders"},
-        "mark": {"type": "rule", "clip": True, "strokeWidth": 0.8, "color": LEADER_COLOUR},
+        "mark": {"type": "rule", "clip": True, "strokeWidth": 0.8, "strokeDash": [2, 1.5], "color": LEADER_COLOUR},
         "encoding": {**xy, "x2": vl.channel("x2:Q"), "y2": vl.channel("y2:Q"), "opacity": vl.when("kernel", 0.9, 0.35)},
     }
 
