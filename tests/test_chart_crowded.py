@@ -4,8 +4,11 @@ and a tooltip's binding roof reads the value the drawn roof's label says."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import altair as alt
+import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
@@ -170,6 +173,9 @@ def test_images_name_the_unnumbered_points_and_the_page_keeps_its_hover_hint(cli
     static = spec["usermeta"]["static"]["title"]["subtitle"][-1]
     assert static.startswith(f"{len(unnumbered)} crowded point") and "hover" not in static
     assert ", ".join(f"#{r}" for r in unnumbered) in static  # named, for the reader of a PNG
+    assert spec["datasets"]["rank_leaders"]  # it draws a leader too (rank 31): the spec stays valid Vega-Lite
+    [schema] = Path(alt.__file__).parent.glob("vegalite/v*/schema/vega-lite-schema.json")
+    jsonschema.Draft7Validator(json.loads(schema.read_text())).validate(spec)
     svg = render(spec, "svg").decode()
     assert "hover" not in svg and "see the headroom bars" in svg
     assert "hover or zoom" in spec["title"]["subtitle"][-1] and "hover or zoom" in spec_text(spec)

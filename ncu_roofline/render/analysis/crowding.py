@@ -28,7 +28,7 @@ def leader_layer(xy: vl.Spec) -> vl.Spec:
     return {
         "name": "rank_leaders", "data": {"name": "rank_leaders"},
         "mark": {"type": "rule", "clip": True, "strokeWidth": 0.8, "strokeDash": [2, 1.5], "color": LEADER_COLOUR},
-        "encoding": {**xy, "x2": vl.channel("x2:Q"), "y2": vl.channel("y2:Q"), "opacity": vl.when("kernel", 0.9, 0.35)},
+        "encoding": {**xy, "x2": {"field": "x2"}, "y2": {"field": "y2"}, "opacity": vl.when("kernel", 0.9, 0.35)},
     }
 
 
