@@ -154,3 +154,37 @@ def test_the_memory_panel_draws_the_memset_at_each_level_and_hovering_it_links_i
     assert bar_opacity[3] == 1 and max(bar_opacity[:3]) < 1  # the memset's bar (rank 4) lights up
     tab.mouse.move(1, 1)
     assert errors == []
+
+
+FOLD_SAMPLE = (Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples" / "DeepLearningProfiling"
+               / "climate-seg-TF-fp16-batch2-fw-amp")
+
+
+def test_at_1366_by_768_the_bars_names_are_beside_the_roofline_above_the_fold(page, tmp_path):
+    """A laptop's window: the headroom bars, which carry the kernel names, sit beside the plot (narrowed) rather
+    than under it, every name inside the first 768 px. The example fixture, and climate-seg's 20 kernels with their
+    long templated names when the shared samples are here."""
+    from ncu_roofline import analyze
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    runs = {"example": analyze(fixtures / "example_h100_raw.csv")}
+    if FOLD_SAMPLE.exists():
+        runs["climate-seg"] = analyze([FOLD_SAMPLE], gpu="Tesla V100-SXM2-16GB")
+    names = """() => Array.from(document.querySelectorAll('g.headroom_group g.role-axis-label text'))
+        .filter(t => /^[0-9]+\\. /.test(t.textContent))
+        .map(t => { const r = t.getBoundingClientRect(); return [t.textContent, r.top, r.bottom, r.left]; })"""
+    plot_right = "() => document.querySelector('g.roofline_group path.background').getBoundingClientRect().right"
+    browser = page[0].context.browser  # the module's browser: one sync Playwright per module
+    for name, result in runs.items():
+        [html] = write_chart(roofline_spec(result.kernels, result.chart_context()), tmp_path / name, ["html"])
+        tab = browser.new_page(viewport={"width": 1366, "height": 768})
+        tab.goto(html.as_uri())
+        tab.wait_for_function("document.body.dataset.arrangement !== undefined", timeout=20_000)
+        tab.wait_for_timeout(300)
+        shown = tab.evaluate(names)
+        bars = int((result.kernels["headroom_s"].notna()).sum())
+        assert len(shown) == min(bars, 20), (name, len(shown))
+        assert all(bottom <= 768 for _, _, bottom, _ in shown), (name, shown)
+        assert tab.evaluate("() => document.body.dataset.arrangement") in ("side", "narrow"), name
+        assert min(left for *_, left in shown) > tab.evaluate(plot_right), name  # beside the plot
+        tab.close()

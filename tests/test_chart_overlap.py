@@ -35,6 +35,26 @@ QUADS = """() => Array.from(document.querySelectorAll('text')).filter(t => t.tex
 })"""
 
 
+# Each leader line of the roofline (a rule: an SVG <line>) as its two ends in the page's pixels.
+LEADERS = """() => Array.from(document.querySelectorAll('g.rank_leaders_marks line')).map(l => {
+    const m = l.getScreenCTM();
+    const end = (x, y) => { const p = new DOMPoint(x, y).matrixTransform(m); return [p.x, p.y]; };
+    return [end(l.x1.baseVal.value, l.y1.baseVal.value), end(l.x2.baseVal.value, l.y2.baseVal.value)];
+})"""
+
+
+def crossed_texts(leaders: list[list[list[float]]], texts: list[dict]) -> list[tuple[int, str]]:
+    """(leader index, text) for each text a leader line crosses: the line as a 0.5 px wide quad against the text's
+    quad less half a pixel (anti-aliasing), by the separating-axis test."""
+    crossed = []
+    for index, ((x0, y0), (x1, y1)) in enumerate(leaders):
+        length = max(np.hypot(x1 - x0, y1 - y0), 1e-9)
+        nx, ny = -(y1 - y0) / length * 0.25, (x1 - x0) / length * 0.25
+        line = np.array([[x0 + nx, y0 + ny], [x1 + nx, y1 + ny], [x1 - nx, y1 - ny], [x0 - nx, y0 - ny]])
+        crossed += [(index, t["text"]) for t in texts if overlaps(line, _shrunk(t["quad"]))]
+    return crossed
+
+
 def _shrunk(quad: list[list[float]], by: float = 0.5) -> np.ndarray:
     q = np.array(quad, dtype=float)
     centre = q.mean(axis=0)
@@ -82,7 +102,8 @@ def _svgs(tmp: Path) -> list[tuple[str, Path]]:
 
 
 @pytest.fixture(scope="module")
-def laid_out(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dict]]]:
+def drawn(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dict], list]]:
+    """(name, its texts' quads, its leader lines' ends) per chart."""
     svgs = _svgs(tmp_path_factory.mktemp("overlap"))
     results = []
     with sync_api.sync_playwright() as playwright:
@@ -93,10 +114,15 @@ def laid_out(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[d
                       else route.abort())
             for name, svg in svgs:
                 tab.goto(svg.as_uri())
-                results.append((name, tab.evaluate(QUADS)))
+                results.append((name, tab.evaluate(QUADS), tab.evaluate(LEADERS)))
         finally:
             browser.close()
     return results
+
+
+@pytest.fixture(scope="module")
+def laid_out(drawn) -> list[tuple[str, list[dict]]]:
+    return [(name, texts) for name, texts, _ in drawn]
 
 
 def test_the_quad_test_sees_overlap_and_its_absence():
@@ -126,6 +152,21 @@ def test_climate_seg_top_40_has_no_overlapping_texts(laid_out):
     assert overlapping_pairs(texts) == []
 
 
+def test_climate_seg_top_40_leader_lines_cross_no_text(drawn):
+    named = {name: (texts, leaders) for name, texts, leaders in drawn}
+    if "climate-seg top 40" not in named:
+        pytest.skip("climate-seg capture not in ../shared/ncu-samples")
+    texts, leaders = named["climate-seg top 40"]
+    assert len(leaders) >= 1  # a rank number in its crowded lower left sits off its point, joined by a line
+    assert crossed_texts(leaders, texts) == []
+
+
+def test_the_leader_check_sees_a_line_through_a_text():
+    text = {"text": "12", "quad": [[10, 10], [20, 10], [20, 20], [10, 20]]}
+    assert crossed_texts([[[0, 15], [30, 15]]], [text]) == [(0, "12")]
+    assert crossed_texts([[[0, 15], [9, 15]]], [text]) == []  # stops 1 px short of the box
+
+
 def test_a_capture_without_flop_counters_draws_its_kernels_in_the_panel_without_overlap(laid_out):
     named = dict(laid_out)
     if "A100 without FLOP counters" not in named:
@@ -141,6 +182,13 @@ def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
     if len(laid_out) < 2:
         pytest.skip("shared samples absent")
     bad = {name: pairs[:5] for name, texts in laid_out if (pairs := overlapping_pairs(texts))}
+    assert bad == {}
+
+
+def test_every_shared_sample_at_top_20_has_leader_lines_that_cross_no_text(drawn):
+    if len(drawn) < 2:
+        pytest.skip("shared samples absent")
+    bad = {name: crossed[:5] for name, texts, leaders in drawn if (crossed := crossed_texts(leaders, texts))}
     assert bad == {}
 
 

@@ -62,11 +62,12 @@ _PAGE = """\
 # Filling the window: a spec whose `usermeta.fit` lists plot sizes (each with its own label layout, placed in Python
 # so that no texts overlap at any of them) is drawn at the widest size that fits the page beside everything else
 # (axes, legends, the bars: measured on a first drawing of each arrangement). When not even the smallest size fits
-# beside the bars, the bars go under the plot ("stacked") and the plot takes the width. Redrawn on resize.
+# beside the bars, the bars narrow (`fit.narrow`: view name -> spec to merge, where the spec offers it) and then, if
+# the smallest still does not fit, go under the plot ("stacked") and the plot takes the width. Redrawn on resize.
 _FIT_SCRIPT = """\
   const fit = (spec.usermeta || {}).fit;
   const overheads = {};  // arrangement -> width of everything but the plot, measured when first drawn
-  let shown = null, current = null, stacked = false, queue = Promise.resolve();
+  let shown = null, current = null, arrangement = 'side', queue = Promise.resolve();
   function merge(into, from) {
     for (const [key, value] of Object.entries(from)) {
       if (value && typeof value === 'object' && !Array.isArray(value) && into[key] && typeof into[key] === 'object') {
@@ -84,12 +85,18 @@ _FIT_SCRIPT = """\
     }
     return null;
   }
-  function sized(size, under) {
+  function sized(size, how) {
     const copy = JSON.parse(JSON.stringify(spec));
-    if (under && copy.hconcat) {  // one column; `fit.stacked` adjusts views for it (view name -> spec to merge)
+    if (how === 'stacked' && copy.hconcat) {  // one column; `fit.stacked` adjusts views for it (view name -> spec)
       copy.vconcat = copy.hconcat;
       delete copy.hconcat;
       for (const other of copy.vconcat) merge(other, (fit.stacked || {})[other.name] || {});
+    }
+    if (how === 'narrow') {  // side by side, the views `fit.narrow` names made narrower
+      for (const [name, patch] of Object.entries(fit.narrow || {})) {
+        const other = find(copy, name);
+        if (other) merge(other, patch);
+      }
     }
     const view = find(copy, fit.view) || copy;
     view.width = size.width;
@@ -106,32 +113,34 @@ _FIT_SCRIPT = """\
     return document.querySelector('#vis svg').getBoundingClientRect().width
       + parseFloat(box.paddingLeft) + parseFloat(box.paddingRight);
   }
-  async function draw(size, under) {
+  async function draw(size, how) {
     if (shown) shown.finalize();
-    shown = await vegaEmbed('#vis', sized(size, under), embedOpt);
+    shown = await vegaEmbed('#vis', sized(size, how), embedOpt);
     current = size;
-    stacked = under;
-    if (overheads[under] === undefined) overheads[under] = drawnWidth() - size.width;
+    arrangement = how;
+    if (overheads[how] === undefined) overheads[how] = drawnWidth() - size.width;
   }
   async function refit() {
     const room = document.body.clientWidth;
-    const widest = (under) => fit.sizes.filter(size => size.width + overheads[under] <= room).pop();
-    let under = false, size = widest(false);
-    if (!size && spec.hconcat) {  // side by side does not fit: one above the other
-      under = true;
-      if (overheads[true] === undefined) await draw(fit.sizes[0], true);
-      size = widest(true);
+    const widest = (how) => fit.sizes.filter(size => size.width + overheads[how] <= room).pop();
+    const ways = ['side', ...(fit.narrow && spec.hconcat ? ['narrow'] : []), ...(spec.hconcat ? ['stacked'] : [])];
+    let how = 'side', size = null;
+    for (const way of ways) {  // the first arrangement where some size fits, at its widest size
+      if (overheads[way] === undefined) await draw(fit.sizes[0], way);
+      how = way;
+      size = widest(way);
+      if (size) break;
     }
     size = size || fit.sizes[0];
-    if (size !== current || under !== stacked) await draw(size, under);
+    if (size !== current || how !== arrangement) await draw(size, how);
     document.body.dataset.plotWidth = String(current.width);
-    document.body.dataset.arrangement = stacked ? 'stacked' : 'side';
+    document.body.dataset.arrangement = arrangement;
   }
   vegaEmbed('#vis', spec, embedOpt).then(async (result) => {
     shown = result;
     if (!fit || !fit.sizes.length) return;
     const view = find(spec, fit.view) || spec;
-    overheads[false] = drawnWidth() - view.width;
+    overheads.side = drawnWidth() - view.width;
     current = fit.sizes.find(size => size.width === view.width && size.height === view.height) || null;
     await refit();
     let pending = null;
@@ -167,6 +176,26 @@ def _without_fit(spec: Spec) -> Spec:
     return spec
 
 
+def static_variant(spec: Spec) -> Spec:
+    """The spec an image is drawn from: without `usermeta.fit` (Vega draws nothing from usermeta: the same image, a
+    third less to hand over) and with `usermeta.static` merged in: what differs where nobody can hover or zoom (the
+    roofline's subtitle names its unnumbered points instead of "hover or zoom")."""
+    spec = _without_fit(spec)
+    meta = spec.get("usermeta")
+    static = meta.get("static") if isinstance(meta, dict) else None
+    if not isinstance(static, dict):
+        return spec
+    return _merged({**spec, "usermeta": {k: v for k, v in meta.items() if k != "static"}}, static)
+
+
+def _merged(into: Spec, patch: Spec) -> Spec:
+    """`into` with `patch` merged in, objects key by key (a copy: `into` is not changed)."""
+    out = dict(into)
+    for key, value in patch.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def html_page(spec: Spec, bundle: str | None = None) -> str:
     """The offline page: the Vega bundle inlined (render/vega_bundle.py), the spec, a <title> from the spec's
     `usermeta.title` (escaped: names and file names are not markup), and with `usermeta.fit`, a chart that fills
@@ -188,7 +217,7 @@ def html_page(spec: Spec, bundle: str | None = None) -> str:
 def _image(spec: Spec, fmt: str, svg: bytes | None = None) -> bytes:
     import vl_convert
 
-    spec = _without_fit(spec)  # Vega draws nothing from usermeta: the same image, a third less to hand over
+    spec = static_variant(spec)
     if fmt == "png":
         if svg is not None:  # what vegalite_to_png does after drawing the same SVG: the same bytes, half the work
             return vl_convert.svg_to_png(svg.decode("utf-8"), scale=PNG_SCALE)

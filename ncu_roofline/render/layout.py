@@ -6,12 +6,15 @@ Pure functions over the chart's small frames (no Altair here), so each rule can 
   more than `OUTLIER_GAP_DECADES` away from all the others (at most a tenth of the drawn kernels) is left off
   the scale and named in the subtitle, rather than stretching the axes by its decades;
 - ridge points: where each memory roof meets each drawn compute roof (`roofs.peaks.ridge_points`);
-- texts: roof labels and rank numbers placed by `roof_labels` so none overlap.
+- texts: roof labels and rank numbers placed by `roof_labels` so none overlap; a rank number displaced from its
+  point keeps a leader line to it, and kernels whose points coincide (the same spot at every level) share one
+  label ("1, 2"), so no point is hidden without its rank being said.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,7 +23,7 @@ import pandas as pd
 from ..core.vocabulary import display, peak_bytes_column, peak_flop_column
 from ..roofs.peaks import ridge_points
 from .numbers import format_number, format_si
-from .placement import Board, Plot, place_rank, place_roof_label
+from .placement import Board, Plot, place_rank_leader, place_roof_label
 
 OUTLIER_GAP_DECADES = 1.5
 OUTLIER_SHARE = 0.1
@@ -116,15 +119,128 @@ def roof_segments(compute: dict[str, float], memory: dict[str, float], x_domain:
     return segments
 
 
-def place_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
-                sizes: np.ndarray) -> tuple[list[tuple[float, float, float] | None], list[dict[str, Any]]]:
-    """Roof label spots (data x, data y, Vega angle; None when no room) and rank label spots (rank, text, x, y).
+@dataclass(frozen=True)
+class TextLayout:
+    """Every text of one plot size: roof label spots (data x, data y, Vega angle; None when no room), rank label
+    rows (rank, text, x, y: a group's row carries its first rank), leader rows (rank, x, y, x2, y2: from the
+    point's edge to the text) and the ranks whose number is on the plot (alone or in a group's label)."""
 
-    `points` are the drawn points on scale (rank, ai, flop_per_s); `sizes` their symbol areas. Plain arrays and
-    lists, no frames: the page lays its labels out once per plot size it may show.
+    roof_spots: list[tuple[float, float, float] | None]
+    rank_rows: list[dict[str, Any]]
+    leader_rows: list[dict[str, Any]] = field(default_factory=list)
+    labelled: frozenset[int] = frozenset()
+
+
+def marker_radius(sizes: np.ndarray) -> np.ndarray:
+    """The radius of a mark of area `sizes` (px²) as drawn: a circle's."""
+    return np.sqrt(np.asarray(sizes, dtype=float) / math.pi)
+
+
+def coincident_clusters(px: np.ndarray, py: np.ndarray, levels: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """A cluster id per point: a point closer to a cluster's first (largest) point of its level than the smaller
+    mark's drawn radius (one hides the other) joins it; every other point starts a cluster of its own. Not
+    transitive: a chain of near points is not one spot."""
+    radius = marker_radius(sizes).tolist()
+    cell = 2 * max([*radius, 1.0])
+    xs, ys, lv = px.tolist(), py.tolist(), list(levels)
+    cluster = list(range(len(xs)))
+    seeds: dict[tuple[Any, int, int], list[int]] = {}
+    for i in sorted(range(len(xs)), key=lambda k: (-radius[k], k)):  # largest marks seed first
+        ci, cj = math.floor(xs[i] / cell), math.floor(ys[i] / cell)
+        near = [j for di in (-1, 0, 1) for dj in (-1, 0, 1) for j in seeds.get((lv[i], ci + di, cj + dj), ())
+                if math.hypot(xs[i] - xs[j], ys[i] - ys[j]) < min(radius[i], radius[j])]
+        if near:
+            cluster[i] = min(near, key=lambda j: (math.hypot(xs[i] - xs[j], ys[i] - ys[j]), j))  # the nearest
+        else:
+            seeds.setdefault((lv[i], ci, cj), []).append(i)
+    return np.array(cluster, dtype=int)
+
+
+def group_text(ranks: list[int]) -> str:
+    """One label for kernels drawn on one spot: "1, 2"; a run of three or more "3–5"; else "1, 4 +2"."""
+    ranks = sorted(ranks)
+    if len(ranks) == 1:
+        return str(ranks[0])
+    if len(ranks) >= 3 and ranks[-1] - ranks[0] == len(ranks) - 1:
+        return f"{ranks[0]}–{ranks[-1]}"
+    if len(ranks) == 2:
+        return f"{ranks[0]}, {ranks[1]}"
+    return f"{ranks[0]}, {ranks[1]} +{len(ranks) - 2}"
+
+
+@dataclass(frozen=True)
+class _Spots:
+    """Which drawn points share a spot: the cluster of each point, whether another kernel's point is on it
+    (`shared`) and whether one at least as large covers it (`hidden`), each kernel's spots, and the kernels whose
+    spots are the same at every level (`members`, by spot set)."""
+
+    ranks: np.ndarray
+    cluster: np.ndarray
+    shared: np.ndarray
+    hidden: np.ndarray
+    spots_of: dict[int, frozenset[int]]
+    members: dict[frozenset[int], list[int]]
+
+
+def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarray) -> _Spots:
+    ranks = points["rank"].to_numpy()
+    levels = points["level"].to_numpy() if "level" in points else np.zeros(len(points))
+    cluster = coincident_clusters(px, py, levels, sizes)
+    kernels_at = pd.Series(ranks).groupby(cluster).nunique().to_dict()  # cluster -> how many kernels share it
+    shared = np.array([kernels_at[c] > 1 for c in cluster], dtype=bool)
+    hidden = np.zeros(len(points), dtype=bool)
+    for i in np.flatnonzero(shared):
+        others = (cluster == cluster[i]) & (ranks != ranks[i])
+        hidden[i] = bool((np.asarray(sizes)[others] >= sizes[i]).any())
+    spots_of = {int(r): frozenset(cluster[ranks == r].tolist()) for r in np.unique(ranks)}
+    members: dict[frozenset[int], list[int]] = {}
+    for rank, spots in spots_of.items():
+        members.setdefault(spots, []).append(rank)
+    return _Spots(ranks, cluster, shared, hidden, spots_of, members)
+
+
+def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
+                 sizes: np.ndarray) -> TextLayout:
+    """Roof labels, then rank numbers in rank order (`TextLayout`).
+
+    `points` are the drawn points on scale (rank, ai, flop_per_s, and level where kernels' points may coincide);
+    `sizes` their symbol areas. Kernels whose points all coincide, level by level, get one label naming them all,
+    placed by the first; a kernel whose point lies under another kernel's mark is labelled beside its other points
+    first. A number with no room beside its points may go further off with a leader (placement.place_rank_leader).
+    Where a kernel still has no number but shares a spot with a numbered one, the texts are laid out again with the
+    other's label at that spot naming both ("2, 21"), kept when it numbers more kernels.
+    Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show.
     """
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
+    spots = _spots(px, py, points, sizes)
+    first = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {})
+    guests = _guests(spots, set(spots.spots_of) - first.labelled, first.labelled)
+    if not guests:
+        return first
+    second = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests)
+    return second if len(second.labelled) > len(first.labelled) else first
+
+
+def _guests(spots: _Spots, unnumbered: set[int], numbered: frozenset[int]) -> dict[int, dict[int, list[int]]]:
+    """For each kernel without a number that shares a spot with a numbered one: that kernel (the first by rank),
+    the index of its point on the spot, and the kernels it is to name there. host -> {point -> guests}."""
+    guests: dict[int, dict[int, list[int]]] = {}
+    for rank in sorted(unnumbered):
+        for i in np.flatnonzero((spots.ranks == rank) & spots.shared):
+            on_spot = spots.cluster == spots.cluster[i]
+            hosts = sorted(set(spots.ranks[on_spot].tolist()) & numbered - {rank})
+            if hosts:
+                point = int(np.flatnonzero(on_spot & (spots.ranks == hosts[0]))[0])
+                guests.setdefault(hosts[0], {}).setdefault(point, []).append(rank)
+                break
+    return guests
+
+
+def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], px: np.ndarray, py: np.ndarray,
+              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]]) -> TextLayout:
+    """One layout on a fresh board: roof labels, then rank numbers; a host's spots with guests are tried first,
+    with the guests' ranks in their text."""
     board = Board(plot, list(zip(px, py, radii)))
     roof_spots: list[tuple[float, float, float] | None] = []
     for segment, text in zip(segments, roof_texts):
@@ -137,13 +253,41 @@ def place_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str
             continue
         x, y = plot.to_data(spot[0], spot[1])
         roof_spots.append((x, y, round((360.0 - spot[2]) % 360.0, 3)))
-    rows = []
-    ranks = points["rank"].to_numpy()
-    order = np.lexsort((-px, ranks))  # by rank, then rightmost point first
+    ranks, cluster, shared = spots.ranks, spots.cluster, spots.shared
+    rows, leaders, labelled = [], [], set()
+    order = np.lexsort((-px, spots.hidden, ranks))  # by rank, its visible points first, then rightmost point first
+    done: set[int] = set()
     for rank in np.unique(ranks):
+        rank = int(rank)
+        if rank in done:
+            continue
+        group = (spots.members[spots.spots_of[rank]] if all(shared[cluster == c].all() for c in spots.spots_of[rank])
+                 else [rank])
+        done.update(group)
         mine = order[ranks[order] == rank]
-        spot = place_rank(board, str(rank), list(zip(px[mine], py[mine], radii[mine])), RANK_FONT)
-        if spot is not None:
-            x, y = plot.to_data(*spot)
-            rows.append({"rank": int(rank), "text": str(rank), "x": x, "y": y})
-    return roof_spots, rows
+        hosted = guests.get(rank, {})
+        text = group_text(group)
+        spot = None
+        for tried in ([i for i in mine if i in hosted], [i for i in mine if i not in hosted]) if hosted else [mine]:
+            # the spots naming guests first, with a leader if need be, then the kernel's other spots
+            texts = [group_text([*group, *hosted[i]]) if i in hosted else text for i in tried]
+            spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts)
+            if spot is not None:
+                labelled.update(hosted.get(int(tried[spot.anchor]), []))
+                break
+        if spot is None:
+            continue
+        labelled.update(group)
+        x, y = plot.to_data(spot.x, spot.y)
+        rows.append({"rank": rank, "text": spot.text, "x": x, "y": y})
+        if spot.leader is not None:
+            (x0, y0), (x1, y1) = plot.to_data(*spot.leader[:2]), plot.to_data(*spot.leader[2:])
+            leaders.append({"rank": rank, "x": x0, "y": y0, "x2": x1, "y2": y1})
+    return TextLayout(roof_spots, rows, leaders, frozenset(labelled))
+
+
+def place_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
+                sizes: np.ndarray) -> tuple[list[tuple[float, float, float] | None], list[dict[str, Any]]]:
+    """Roof label spots and rank label rows of `layout_texts` (without its leaders)."""
+    layout = layout_texts(plot, segments, roof_texts, points, sizes)
+    return layout.roof_spots, layout.rank_rows

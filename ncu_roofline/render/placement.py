@@ -7,6 +7,10 @@ the angle the plot's aspect gives them); a candidate is taken when its box is in
 and no text already placed. Roof labels go first (each roof needs one), then rank numbers in rank order; a rank
 that finds no free place is left off the plot (its point still carries it in the tooltip) and counted.
 
+A rank number that finds no room beside its points may sit further off with a leader line from the point's edge to
+the text's box (`place_rank_leader`): the leader is an obstacle like a text (a thin turned box), taken only where it
+meets no point, no text and no other leader, so later texts stay clear of it and the no-overlap rule covers it.
+
 Cost grows with the texts, not their square: a candidate meets only the obstacles in its own cells of the board's
 grid, and upright boxes are compared without the separating-axis test wherever rounding cannot change its answer
 (Board), so every spot is the one that testing every pair in full would give.
@@ -309,4 +313,83 @@ def place_rank(board: Board, text: str, anchors: Sequence[tuple[float, float, fl
                 if board._free_upright(x - half_w, y - half_h, x + half_w, y + half_h):
                     board.take(box(x, y, w, h))
                     return x, y
+    return None
+
+
+LEADER_DISTANCES_PX = (12.0, 20.0, 32.0, 48.0)  # how far from its point's edge a displaced rank number may go
+LEADER_GAP_PX = 2.0  # between a leader's end and its text's box
+LEADER_WIDTH_PX = 2.0  # the room a leader takes on the board (it is drawn thinner)
+
+
+@dataclass(frozen=True)
+class RankSpot:
+    """Where a rank number went: its centre (px) and, when it sits away from its point, the leader line from the
+    point's edge to the text's box (x0, y0, x1, y1 in px)."""
+
+    x: float
+    y: float
+    leader: tuple[float, float, float, float] | None = None
+    anchor: int = 0  # which of the anchors it sits by
+    text: str = ""  # the text it took there
+
+
+def leader_segment(anchor: tuple[float, float, float], centre: tuple[float, float], w: float,
+                   h: float) -> tuple[float, float, float, float] | None:
+    """The leader from the edge of the point's box (centre ± r) to LEADER_GAP_PX short of the text's w×h box, along
+    the line between their centres; None when that leaves less than 2 px to draw."""
+    (cx, cy, r), (x, y) = anchor, centre
+    dx, dy = x - cx, y - cy
+    length = math.hypot(dx, dy)
+    if length == 0:
+        return None
+    ux, uy = dx / length, dy / length
+    start = r / max(abs(ux), abs(uy))  # where the ray leaves the point's box
+    into_box = min(w / 2 / abs(ux) if ux else math.inf, h / 2 / abs(uy) if uy else math.inf)
+    end = length - into_box - LEADER_GAP_PX
+    if end - start < 2.0:
+        return None
+    return cx + ux * start, cy + uy * start, cx + ux * end, cy + uy * end
+
+
+def leader_box(segment: tuple[float, float, float, float], width: float = LEADER_WIDTH_PX) -> np.ndarray:
+    """The board's box for a leader: the segment widened to `width`, turned along it."""
+    x0, y0, x1, y1 = segment
+    length = math.hypot(x1 - x0, y1 - y0)
+    return box((x0 + x1) / 2, (y0 + y1) / 2, length, width, math.degrees(math.atan2(y0 - y1, x1 - x0)))
+
+
+def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, float, float]], font_size: float,
+                      texts: Sequence[str] | None = None) -> RankSpot | None:
+    """`place_rank`, then, where no spot beside a point is free, a spot LEADER_DISTANCES_PX further off with a leader
+    back to its point: nearest first, each anchor in turn, the eight directions of `place_rank`. A spot is taken
+    when its box and its leader are both free; both go on the board. None when no spot is free.
+
+    `texts`, one per anchor, says a different text at some anchors (the ranks of other kernels on that spot); the
+    spot says which anchor and text it took."""
+    texts = list(texts) if texts is not None else [text] * len(anchors)
+    for index, anchor in enumerate(anchors):  # place_rank's order: anchor by anchor, the nearest spots first
+        spot = place_rank(board, texts[index], [anchor], font_size)
+        if spot is not None:
+            return RankSpot(*spot, anchor=index, text=texts[index])
+    for distance in LEADER_DISTANCES_PX:
+        for index, (cx, cy, r) in enumerate(anchors):
+            cx, cy, r = float(cx), float(cy), float(r)
+            w, h = text_size(texts[index], font_size, "bold")
+            half_w, half_h = w / 2, h / 2
+            d = r + distance
+            for dx, dy in ((d + half_w, 0), (0, -(d + half_h)), (-(d + half_w), 0), (0, d + half_h),
+                           (d + half_w, -(d + half_h)), (-(d + half_w), -(d + half_h)),
+                           (d + half_w, d + half_h), (-(d + half_w), d + half_h)):
+                x, y = cx + dx, cy + dy
+                if not board._free_upright(x - half_w, y - half_h, x + half_w, y + half_h):
+                    continue
+                segment = leader_segment((cx, cy, r), (x, y), w, h)
+                if segment is None:
+                    continue
+                line = leader_box(segment)
+                if not board.free(line, margin=0.0):
+                    continue
+                board.take(box(x, y, w, h))
+                board.take(line)
+                return RankSpot(x, y, segment, anchor=index, text=texts[index])
     return None

@@ -28,11 +28,22 @@ from ...core.vocabulary import (
     flop_column,
 )
 from .. import vegalite as vl
-from ..layout import RANK_FONT, ROOF_FONT, SIZE_RANGE, domains, place_texts, ridge_frame, roof_segments, size_of
+from ..layout import (
+    RANK_FONT,
+    ROOF_FONT,
+    SIZE_RANGE,
+    TextLayout,
+    domains,
+    layout_texts,
+    ridge_frame,
+    roof_segments,
+    size_of,
+)
 from ..numbers import format_si
 from ..numbers import positive as _positive
 from ..placement import Plot
 from ..safe_text import for_chart
+from . import crowding
 from .context import ChartContext
 from .memory_panel import (
     PANEL_NAME,
@@ -89,6 +100,8 @@ class ChartData:
     headroom_unit: tuple[str, float] = ("s", 1.0)  # the bars' unit and its factor from seconds
     fits: tuple[dict, ...] = ()  # per plot size of the page (FIT_WIDTHS_PX): width, height, its label rows
     panel: MemoryPanel | None = None  # the drawn kernels with bytes and no FLOPs (render/analysis/memory_panel.py)
+    leaders: pd.DataFrame | None = None  # a line from a displaced rank number's point to it: rank, x, y, x2, y2
+    static_subtitle: list[str] | None = None  # the subtitle of the images (no hover there), where it differs
 
 
 # --------------------------------------------------------------------------------------------------------- roofs
@@ -127,13 +140,18 @@ def _compute_roofs(kernels: pd.DataFrame, peaks: dict[str, float]) -> list[str]:
     return drawn
 
 
+def roof_text(key: str, kind: str, peak: float) -> str:
+    """A roof's label: its name and value. The tooltips' binding roof says the value the same way."""
+    return f"{display(key)} {format_si(peak, 'FLOP/s' if kind == 'compute' else 'B/s')}"
+
+
 def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-               sizes: np.ndarray) -> tuple[list[dict], list[dict], list[dict]]:
+               sizes: np.ndarray) -> tuple[list[dict], list[dict], TextLayout]:
     """Line ends of each roof, its label placed clear of every point and other label, and the rank numbers."""
     segments = roof_segments(compute, memory, plot.x_domain, plot.y_domain)
-    texts = [f"{display(s['key'])} {format_si(s['peak'], 'FLOP/s' if s['kind'] == 'compute' else 'B/s')}"
-             for s in segments]
-    spots, ranks = place_texts(plot, segments, texts, points, sizes)
+    texts = [roof_text(s["key"], s["kind"], s["peak"]) for s in segments]
+    layout = layout_texts(plot, segments, texts, points, sizes)
+    spots = layout.roof_spots
     rows, labels = [], []
     for segment, text, spot in zip(segments, texts, spots):
         name = display(segment["key"])
@@ -144,7 +162,7 @@ def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, 
         if spot is not None:
             labels.append({"roof": name, "kind": segment["kind"], "label": text, "x": spot[0], "y": spot[1],
                            "angle": spot[2], "colour": colour, "peak": segment["peak"]})
-    return rows, labels, ranks
+    return rows, labels, layout
 
 
 ROOF_COLUMNS = ["roof", "kind", "peak", "label", "x", "y", "colour"]
@@ -186,11 +204,14 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     short = distinct_labels(names, kept["grid"].astype("string").tolist(), kept["block"].astype("string").tolist(),
                             LABEL_MAX_LEN)
     unit = time_unit(kept.loc[in_bars[kept.index].to_numpy(), "headroom_s"])
+    peaks = shared_peaks(table)
+    compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}
+    memory = {level: peaks[level] for level in LEVELS if level in peaks}
     kernel_rows = pd.DataFrame({
         "rank": kept["rank"].astype(int),
         "label": [f"{rank}. {name}" for rank, name in zip(kept["rank"], short)],
         "kernel_name": names,
-        **tooltip_columns(kept),
+        **tooltip_columns(kept, {**compute, **memory}),
         "precision": main_precision(kept).to_numpy(),
         "headroom_s": kept["headroom_s"].astype(float),
         "headroom_scaled": kept["headroom_s"].astype(float) * unit[1],
@@ -221,17 +242,15 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     points = points.assign(_layer=layer).sort_values(["time_share", "_layer", "rank"], ascending=[False, True, True],
                                                      kind="stable").drop(columns="_layer").reset_index(drop=True)
 
-    peaks = shared_peaks(table)
-    compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}
-    memory = {level: peaks[level] for level in LEVELS if level in peaks}
     x_domain, y_domain, off_scale = domains(points, compute, memory, extra)
     plot = Plot(ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX, x_domain, y_domain)
     on_scale = points[~points["rank"].isin(off_scale)]
     sizes = size_of(on_scale["time_share"], float(points["time_share"].max()) if len(points) else 0.0)
-    roof_rows, label_rows, rank_rows = _roof_rows(compute, memory, plot, on_scale, sizes)
+    roof_rows, label_rows, texts = _roof_rows(compute, memory, plot, on_scale, sizes)
     roofs = pd.DataFrame(roof_rows, columns=ROOF_COLUMNS)
     roof_labels = pd.DataFrame(label_rows, columns=ROOF_LABEL_COLUMNS)
-    rank_labels = pd.DataFrame(rank_rows, columns=RANK_LABEL_COLUMNS)
+    rank_labels = pd.DataFrame(texts.rank_rows, columns=RANK_LABEL_COLUMNS)
+    points = crowding.with_same_spot(points, on_scale, plot, sizes, kernel_rows)
     drawn_panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
     fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, drawn_panel)
     ridges = ridge_frame(peaks, compute, memory, x_domain)
@@ -244,12 +263,12 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     if off_scale:
         subtitle.append(f"Off the axes (far from all other kernels, see the bars and tooltips): "
                         f"{', '.join(map(str, off_scale))}")
-    unlabelled = len(set(on_scale["rank"])) - len(rank_labels)
-    if unlabelled:
-        subtitle.append(f"{unlabelled} crowded point{'s' if unlabelled > 1 else ''} without a rank number: "
-                        "hover or zoom to read them")
+    unnumbered = sorted(set(on_scale["rank"].astype(int)) - texts.labelled)  # no room, even with a leader
+    subtitle, static = crowding.crowded_subtitles(subtitle, unnumbered)
+    leaders = pd.DataFrame(texts.leader_rows, columns=crowding.LEADER_COLUMNS)
+    fits = crowding.fits_with_leaders(fits, leaders)
     return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
-                     tuple(off_scale), unit, fits, drawn_panel)
+                     tuple(off_scale), unit, fits, drawn_panel, leaders, static)
 
 
 def fit_height(width: float) -> int:
@@ -273,9 +292,10 @@ def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points
          sizes: np.ndarray, panel: MemoryPanel | None) -> dict:
     """One plot size of the page: its width, height and the roof and rank labels placed for it (JSON rows); the
     memory panel, as wide as the plot (`views`), has its roof labels placed for that width too."""
-    _, roof_labels, rank_labels = _roof_rows(compute, memory, plot, points, sizes)
+    _, roof_labels, texts = _roof_rows(compute, memory, plot, points, sizes)
     fit = {"width": int(plot.width), "height": int(plot.height),
-           "datasets": {"roof_labels": roof_labels, "rank_labels": rank_labels}}
+           "datasets": {"roof_labels": roof_labels, "rank_labels": texts.rank_rows,
+                        "rank_leaders": texts.leader_rows}}
     if panel is not None:
         fit["datasets"]["memory_roof_labels"] = labels_at(panel, LEVEL_COLOURS, int(plot.width))
         fit["views"] = {PANEL_NAME: {"width": int(plot.width)}}
@@ -319,7 +339,10 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     bars) and `zoom` (interval bound to the scales). The views read named datasets: `roofs`, `roof_labels`,
     `ridges`, `points`, `kernels` and `rank_labels` (and `model_points`, `model_segments` with `--points`).
     """
-    from .model_layers import drawable_model, model_layers  # analytic points (`analyze --points`), when given
+    from .model_layers import (  # analytic points (`analyze --points`), when given
+        drawable_model,
+        model_layers,
+    )
 
     model = drawable_model(model_points)
     data = chart_data(kernels, ctx, None if model is None else model[["ai", "flop_per_s"]])
@@ -382,9 +405,14 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
                                legend={"format": ".2~%"} if len(data.points) else None),
             "opacity": opacity,
             "order": vl.channel("time_share:Q", sort="descending"),
-            "tooltip": [*vl.tooltip([("level:N", "level"), ("label:N", "rank")]), *_TOOLTIP],
+            "tooltip": [*vl.tooltip([("level:N", "level"), ("label:N", "rank"),
+                                     *([("same_spot:N", "on the same spot")] if "same_spot" in data.points else [])]),
+                        *_TOOLTIP],
         },
     }
+    # A rank number set off from its point is joined to it by a thin line (only where some layout needs one).
+    with_leaders = len(data.leaders) > 0 or any("rank_leaders" in fit["datasets"] for fit in data.fits)
+    leaders = crowding.leader_layer(xy("x", "y"))
     ranks = {
         "data": {"name": "rank_labels"},
         "mark": {"type": "text", "clip": True, "align": "center", "baseline": "middle", "fontSize": RANK_FONT,
@@ -394,6 +422,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     datasets: dict[str, pd.DataFrame] = {
         "roofs": data.roofs, "roof_labels": data.roof_labels, "ridges": data.ridges, "points": data.points,
         "kernels": data.kernels, "rank_labels": data.rank_labels,
+        **({"rank_leaders": data.leaders} if with_leaders else {}),
     }
     panels: list[vl.Spec] = []
     if data.panel is not None:
@@ -406,7 +435,8 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         extra, model_data = model_layers(model, model_pairs, data.points, x_scale, y_scale)
         datasets.update(model_data)
     roofline: vl.Spec = {"name": "roofline", "width": ROOFLINE_WIDTH_PX, "height": ROOFLINE_HEIGHT_PX,
-                         "layer": [roof_lines, roof_text, joins, points, ridges, ranks, *extra]}
+                         "layer": [roof_lines, roof_text, joins, points, ridges,
+                                   *([leaders] if with_leaders else []), ranks, *extra]}
     if extra:  # model points keep their own shape legend beside the memory levels'
         roofline["resolve"] = {"scale": {"shape": "independent", "color": "independent"}}
 
@@ -449,7 +479,9 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         # Stacked under a narrow plot, the bars name their kernels on the right: names on the left would set the
         # column's left edge and push the plot right by their width.
         "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits), "stacked": {
-            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}}}},
+            "headroom": {"encoding": {"y": {"axis": {"orient": "right"}}}}}, "narrow": crowding.NARROW_BARS},
+            # The images cannot be hovered: their subtitle says where the unnumbered points are named instead.
+            **({"static": {"title": {"subtitle": data.static_subtitle}}} if data.static_subtitle else {})},
         # Room at the right: vl-convert measures legend text with its own font, a browser may draw it wider.
         "padding": {"left": 5, "top": 5, "right": 40, "bottom": 5},
     }, datasets)

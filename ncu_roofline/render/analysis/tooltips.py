@@ -23,7 +23,14 @@ from ...core.vocabulary import (
     display,
     flop_column,
 )
-from ..numbers import format_number, format_si, incomplete, lower_bound, missing, upper_bound
+from ..numbers import (
+    format_number,
+    format_si,
+    incomplete,
+    lower_bound,
+    missing,
+    upper_bound,
+)
 from .console import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
@@ -67,8 +74,13 @@ def main_precision(kept: pd.DataFrame) -> pd.Series:
     return best.astype(str)
 
 
-def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
-    """The formatted tooltip fields for each row of the kernel table `kept` (same order)."""
+def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = None) -> dict[str, object]:
+    """The formatted tooltip fields for each row of the kernel table `kept` (same order).
+
+    `drawn_roofs` (term key -> value) are the roofs the chart draws: a binding roof among them is given at the drawn
+    value, as its label says it, and where the kernel's own roof (its launches' clock: what its roofline fraction
+    is against) reads differently, that value follows it."""
+    drawn_roofs = drawn_roofs or {}
     total = pd.to_numeric(kept["flop_total"], errors="coerce")
     flop = {p: _numbers(kept, flop_column(p)) for p in PRECISIONS}
     mix = _joined([pd.Series([f"{display(p)} {_percent(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)],
@@ -81,7 +93,11 @@ def tooltip_columns(kept: pd.DataFrame) -> dict[str, object]:
         term = _TERMS.get(key) if isinstance(key, str) else None
         value = getattr(row, term.peak, None) if term is not None else None
         unit = "FLOP/s" if term is not None and term.kind == "compute" else "B/s"
-        binding.append("—" if term is None else f"{display(key)} {format_si(value, unit)}")
+        own = format_si(value, unit)
+        if term is not None and key in drawn_roofs:
+            drawn = format_si(drawn_roofs[key], unit)
+            own = drawn if own in (drawn, "—") else f"{drawn} drawn · {own} at this kernel's clock"
+        binding.append("—" if term is None else f"{display(key)} {own}")
     complete = kept[SOL_COMPLETE].tolist() if SOL_COMPLETE in kept else [True] * len(kept)
     bound = [DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND for b in kept["bound"]]
     grid_block = _known_text(kept["grid"]) + " × " + _known_text(kept["block"])
