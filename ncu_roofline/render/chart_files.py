@@ -188,12 +188,16 @@ def html_page(spec: Spec, bundle: str | None = None) -> str:
 def _image(spec: Spec, fmt: str, svg: bytes | None = None) -> bytes:
     import vl_convert
 
+    from .image_fonts import convert
+
     spec = _without_fit(spec)  # Vega draws nothing from usermeta: the same image, a third less to hand over
     if fmt == "png":
         if svg is not None:  # what vegalite_to_png does after drawing the same SVG: the same bytes, half the work
-            return vl_convert.svg_to_png(svg.decode("utf-8"), scale=PNG_SCALE)
-        return vl_convert.vegalite_to_png(spec, vl_version=VL_CONVERT_VERSION, scale=PNG_SCALE)
-    return vl_convert.vegalite_to_svg(spec, vl_version=VL_CONVERT_VERSION).encode("utf-8")
+            return convert(vl_convert, spec, lambda: vl_convert.svg_to_png(svg.decode("utf-8"), scale=PNG_SCALE))
+        return convert(vl_convert, spec, lambda: vl_convert.vegalite_to_png(spec, vl_version=VL_CONVERT_VERSION,
+                                                                            scale=PNG_SCALE))
+    return convert(vl_convert, spec,
+                   lambda: vl_convert.vegalite_to_svg(spec, vl_version=VL_CONVERT_VERSION).encode("utf-8"))
 
 
 def render(spec: Spec, fmt: str, *, svg: bytes | None = None) -> bytes:
