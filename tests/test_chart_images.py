@@ -131,5 +131,7 @@ def test_png_from_the_svg_looks_like_the_png_from_the_spec():
     difference = np.abs(from_svg.astype(int) - from_spec.astype(int)).max(axis=-1)
     assert difference.max() <= TOLERANCE
     assert (difference > RARE_TOLERANCE).sum() <= RARE_SHARE * difference.size
+    # a PNG asked for alone is made the same way (its SVG drawn, not written): the same bytes
+    assert chart_files.chart_payloads(spec, ["png"])["roofline.png"] == payloads["roofline.png"]
     # and it is a drawing, not a blank: several thousand pixels are not the background
     assert (from_svg[..., :3] < 200).any(axis=-1).sum() > 5_000
