@@ -47,7 +47,7 @@ def covered(text: str) -> bool:
 
 def spec_text(spec: Any) -> str:
     """Every string a spec holds (and its keys and expressions: ASCII), as one text to check."""
-    return json.dumps(spec, ensure_ascii=False, allow_nan=True)
+    return json.dumps(spec, ensure_ascii=False, allow_nan=True, default=str)
 
 
 def bundles_checked_fonts(version: str) -> bool:
