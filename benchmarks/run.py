@@ -29,6 +29,7 @@ import argparse
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -76,28 +77,42 @@ class Row:
         return self.analyze.peak_rss_bytes / self.file_bytes
 
 
+# The measured command is the child of a small launcher, not of this process: Linux counts a child's peak RSS from
+# the memory of the process it was forked from, so a child of a large process (a test worker holding analyses,
+# say) would report that process's memory as its own. The launcher waits for it and prints its exit code, wall
+# seconds, peak RSS and CPU seconds.
+_LAUNCHER = """
+import os, sys, time
+argv = sys.argv[1:]
+null = os.open(os.devnull, os.O_WRONLY)
+start = time.perf_counter()
+pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, null, 1)])
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+print(os.waitstatus_to_exitcode(status), repr(seconds), usage.ru_maxrss, repr(usage.ru_utime + usage.ru_stime))
+"""
+
+
 def measure(command: list[str], *, timeout_s: float | None = None) -> Measure:
-    """Wall time and peak RSS of one process (and what it waited for), from wait4 on exactly that child."""
+    """Wall time, peak RSS and CPU time of one process, from wait4 on exactly that child (in the launcher)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = None if timeout_s is None else start + timeout_s
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG if deadline else 0)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                process.kill()
-                pid, status, usage = os.wait4(process.pid, 0)
-                break
-            time.sleep(0.01)
-        seconds = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
+        process = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER, *map(str, command)],
+                                   stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+        try:
+            out, _ = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, _ = process.communicate()
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
+    fields = out.decode().split()
+    if len(fields) != 4:  # killed at the deadline, or the launcher failed
+        return Measure(time.perf_counter() - start, 0, process.returncode or -signal.SIGKILL, text)
+    code, seconds, maxrss, cpu = fields
     # Linux reports ru_maxrss in KiB, macOS in bytes.
-    rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return Measure(seconds, rss, process.returncode, text, usage.ru_utime + usage.ru_stime)
+    rss = int(maxrss) * (1 if sys.platform == "darwin" else 1024)
+    return Measure(float(seconds), rss, int(code), text, float(cpu))
 
 
 def analyze_command(path: Path, outdir: Path) -> list[str]:
