@@ -58,8 +58,11 @@ def test_the_spec_carries_a_layout_per_offered_size_and_the_default_one_is_the_s
     assert written["usermeta"] == {"title": spec["usermeta"]["title"]} and written["datasets"] == spec["datasets"]
 
 
-def _pages(tmp: Path) -> dict[str, Path]:
-    """The example's page, and the 49-kernel climate-seg capture's at --top 40 when the shared samples are here."""
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The example's page, and the 49-kernel climate-seg capture's at --top 40 when the shared samples are here
+    (written once: every test opens them in its own tab and only reads them)."""
+    tmp = tmp_path_factory.mktemp("pages")
     pages = {}
     example = analyze(FIXTURES / "example_h100_raw.csv")
     [pages["example"]] = write_chart(roofline_spec(example.kernels, example.chart_context()), tmp / "example",
@@ -94,8 +97,7 @@ def _widest(sizes: list[int], room: float, overhead: float) -> int:
 
 
 @pytest.mark.parametrize("window", [1024, 1366, 1920, 2560])
-def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, tmp_path, window):
-    pages = _pages(tmp_path)
+def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, pages, window):
     for name, page in pages.items():
         tab = browser.new_page(viewport={"width": window, "height": 1000})
         tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
@@ -122,8 +124,8 @@ def test_the_page_shows_the_widest_plot_that_fits_and_no_texts_overlap(browser, 
         tab.close()
 
 
-def test_the_page_redraws_wider_when_the_window_grows(browser, tmp_path):
-    page = _pages(tmp_path)["example"]
+def test_the_page_redraws_wider_when_the_window_grows(browser, pages):
+    page = pages["example"]
     tab = browser.new_page(viewport={"width": 1600, "height": 1000})
     tab.goto(page.as_uri())
     narrow = _shown(tab)
