@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
