@@ -62,21 +62,26 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         else (np.zeros(0, dtype=np.int64), pd.MultiIndex.from_arrays([[]] * len(keys), names=keys))
     frame["_group"] = codes
     grouped = frame.groupby("_group", sort=True)
-    out = pd.DataFrame(index=pd.RangeIndex(len(index)))
+    # Columns are gathered and the frame built at once: inserting ~100 columns one by one was most of the
+    # grouping time on a small run (pandas copies its block layout on each insert).
+    columns: dict[str, object] = {}
     for position, key in enumerate(keys):
-        out[key] = pd.Series(index.get_level_values(position), dtype="object").replace("", pd.NA).astype("string")
-    out["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
-    out["compute_capability"] = grouped["compute_capability"].first().to_numpy()
-    out["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
-    out["source_files"] = grouped["source_file"].nunique().to_numpy()
-    for column, total in _sums_or_null(frame, grouped, list(SUMMED)).items():
-        out[column] = total
-    _limiter_inputs(frame, grouped, out)
+        columns[key] = pd.Series(index.get_level_values(position), dtype="object").replace("", pd.NA) \
+            .astype("string").to_numpy()
+    columns["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
+    columns["compute_capability"] = grouped["compute_capability"].first().to_numpy()
+    columns["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
+    columns["source_files"] = grouped["source_file"].nunique().to_numpy()
+    columns.update(_sums_or_null(frame, grouped, list(SUMMED)))
+    columns.update(_limiter_inputs(frame, grouped))
+    out = pd.DataFrame(columns, index=pd.RangeIndex(len(index)))
+    for key in keys:
+        out[key] = out[key].astype("string")
     _recompute_ratios(out)
-    _group_roofs(frame, out)
-    for quantity in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS):
-        out[def_column(quantity)] = _distinct(frame, def_column(quantity))
-    out["ceiling_source"] = _distinct(frame, "ceiling_source")
+    more = _group_roofs(frame, out)
+    more.update({def_column(q): _distinct(frame, def_column(q)) for q in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS)})
+    more["ceiling_source"] = _distinct(frame, "ceiling_source")
+    out = pd.concat([out.drop(columns=[c for c in more if c in out]), pd.DataFrame(more, index=out.index)], axis=1)
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
     if invalid.any():
         _left_out(frame, out, invalid)
@@ -105,23 +110,20 @@ def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> No
     out["status"] = np.where(has, np.where(status == "ok", note, note + "; " + status.astype(str)), status)
 
 
-def _limiter_inputs(frame: pd.DataFrame, grouped, out: pd.DataFrame) -> None:
+def _limiter_inputs(frame: pd.DataFrame, grouped) -> dict[str, np.ndarray]:
     """The limiter's inputs (limiter.py): counts summed, rates and launch settings weighted by time (null where any
     launch of the group has it unknown)."""
-    for column, total in _sums_or_null(frame, grouped, [c for c in LIMITER_SUMMED if c in frame]).items():
-        out[column] = total
+    columns = _sums_or_null(frame, grouped, [c for c in LIMITER_SUMMED if c in frame])
     weighted = [c for c in LIMITER_TIME_WEIGHTED if c in frame]
     if not weighted:
-        return
+        return columns
     time_s = frame["time_s"].astype("float64")
     products = frame[weighted].astype("float64").mul(time_s, axis=0).assign(_time=time_s, _group=frame["_group"])
-    for column, total in _sums_or_null(products, products.groupby("_group", sort=True),
-                                       [*weighted, "_time"]).items():
-        out[column] = total
+    sums = _sums_or_null(products, products.groupby("_group", sort=True), [*weighted, "_time"])
     with np.errstate(divide="ignore", invalid="ignore"):
         for column in weighted:
-            out[column] = _finite(out[column] / out["_time"])
-    del out["_time"]
+            columns[column] = _finite(sums[column] / sums["_time"])
+    return columns
 
 
 def _sums_or_null(frame: pd.DataFrame, grouped, columns: list[str]) -> dict[str, np.ndarray]:
@@ -143,13 +145,15 @@ def _recompute_ratios(out: pd.DataFrame) -> None:
         out["roofline_fraction"] = _finite(out["t_sol_s"] / out["time_s"])
 
 
-def _finite(series: pd.Series) -> np.ndarray:
-    values = series.to_numpy(dtype="float64")
+def _finite(series: pd.Series | np.ndarray) -> np.ndarray:
+    values = np.asarray(series, dtype="float64")
     return np.where(np.isfinite(values), values, np.nan)
 
 
-def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
-    """Group roofs (sum(amount) / sum(amount / peak), else time-weighted) and `bound` from summed term times."""
+def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
+    """Group roofs (sum(amount) / sum(amount / peak), else time-weighted) and `bound` from summed term times, as
+    columns to add to `out` (which gives the groups' `t_sol_s`)."""
+    columns: dict[str, object] = {}
     group = frame["_group"].to_numpy()
     n_groups = len(out)
     time_s = frame["time_s"].to_numpy(dtype="float64")
@@ -174,14 +178,15 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> None:
         # launches that share one roof give the group exactly that roof (no rounding through the sums)
         low, high = lows[term.peak].to_numpy(), highs[term.peak].to_numpy()
         peak_group = np.where(low == high, low, peak_group)
-        out[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
+        columns[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
         usable = ~_any(np.isnan(launch_time), group, n_groups)
         term_times[:, j] = np.where(usable & ~unknown_peak, summed_time, np.nan)
     known = ~np.isnan(term_times).all(axis=1)
     best = np.argmax(np.where(np.isnan(term_times), -np.inf, term_times), axis=1) if n_groups else \
         np.zeros(0, dtype=np.int64)
     codes = np.where(known & out["t_sol_s"].notna().to_numpy() & (out["t_sol_s"].to_numpy() > 0), best, -1)
-    out["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in ALL_TERMS])
+    columns["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in ALL_TERMS])
+    return columns
 
 
 def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
