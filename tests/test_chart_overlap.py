@@ -8,6 +8,8 @@ half a pixel of anti-aliasing. One browser, one page per chart. Skipped without 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +35,20 @@ QUADS = """() => Array.from(document.querySelectorAll('text')).filter(t => t.tex
     return {text: t.textContent, quad: [corner(b.x, b.y), corner(b.x + b.width, b.y),
                                         corner(b.x + b.width, b.y + b.height), corner(b.x, b.y + b.height)]};
 })"""
+
+
+@contextmanager
+def offline_tab(width: int, height: int) -> Iterator:
+    """A tab of headless Chromium at this viewport that loads file: URLs only (nothing from the network)."""
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": width, "height": height})
+            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                      else route.abort())
+            yield tab
+        finally:
+            browser.close()
 
 
 # Each leader line of the roofline (a rule: an SVG <line>) as its two ends in the page's pixels.
@@ -106,17 +122,10 @@ def drawn(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dict
     """(name, its texts' quads, its leader lines' ends) per chart."""
     svgs = _svgs(tmp_path_factory.mktemp("overlap"))
     results = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1800, "height": 1200})
-            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                      else route.abort())
-            for name, svg in svgs:
-                tab.goto(svg.as_uri())
-                results.append((name, tab.evaluate(QUADS), tab.evaluate(LEADERS)))
-        finally:
-            browser.close()
+    with offline_tab(1800, 1200) as tab:
+        for name, svg in svgs:
+            tab.goto(svg.as_uri())
+            results.append((name, tab.evaluate(QUADS), tab.evaluate(LEADERS)))
     return results
 
 

@@ -183,7 +183,6 @@ def test_short_gpu_names_stay_distinct():
 # ------------------------------------------------------------------------------------- as Chromium lays it out
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 # The roofline overlap test's measure (tests/test_chart_overlap.py), less the halos: a halo is the white-stroked
 # copy under its label, the same box by construction.
 QUADS = """() => Array.from(document.querySelectorAll('text'))
@@ -197,8 +196,8 @@ QUADS = """() => Array.from(document.querySelectorAll('text'))
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
 def test_no_two_texts_of_the_drawn_model_charts_overlap(decode, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from test_chart_overlap import overlapping_pairs
+    pytest.importorskip("playwright.sync_api")
+    from test_chart_overlap import offline_tab, overlapping_pairs
 
     from ncu_roofline.render.chart_files import write_chart
 
@@ -207,18 +206,11 @@ def test_no_two_texts_of_the_drawn_model_charts_overlap(decode, tmp_path):
                                [gemm(1024, 1024, 1024, "fp32"), layernorm(4096, 1024, "fp16")]),
              "four": four_gpu_decode()}
     laid_out = {}
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                      else route.abort())
-            for name, spec in specs.items():
-                [svg] = write_chart(spec, tmp_path / name, ["svg"])
-                tab.goto(svg.as_uri())
-                laid_out[name] = tab.evaluate(QUADS)
-        finally:
-            browser.close()
+    with offline_tab(1400, 1000) as tab:
+        for name, spec in specs.items():
+            [svg] = write_chart(spec, tmp_path / name, ["svg"])
+            tab.goto(svg.as_uri())
+            laid_out[name] = tab.evaluate(QUADS)
     for name, texts in laid_out.items():
         words = [t["text"] for t in texts]
         labels = [row["label"] for row in specs[name]["datasets"]["roof_labels"]]
