@@ -8,6 +8,7 @@ CLI processes, signals; `pytest -m "not slow"` is the quick loop) and `conforman
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,15 @@ settings.register_profile("ncu-roofline", derandomize=True, database=None, deadl
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                  HealthCheck.filter_too_much])
 settings.load_profile("ncu-roofline")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started with SIGINT ignored (a background job of a non-interactive shell, `cmd &` in a CI script, or
+    nohup) gets Python's own SIGINT handler back, as when started from a terminal: the signal tests send SIGINT to
+    the CLI and to this process, and a child inherits an ignored SIGINT (a handled one is reset to default by exec),
+    so there the CLI would never see it and the tests would fail for where the suite was started."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
