@@ -27,16 +27,12 @@ def format_si(value: float | None, unit: str) -> str:
     rounded = float(f"{value:.3g}")  # round first, so 999.96e9 becomes 1.00 T rather than 1000 G
     if not math.isfinite(rounded):  # ±1.798e308 rounds up past the largest float
         return f"{value:.2e} {unit}"
-    exponent = min(max(int(math.floor(math.log10(abs(rounded)) / 3) * 3), -12), 18)
+    exponent = _si_exponent(rounded)
     mantissa = round(rounded / 10**exponent, 9)
     if not 1e-3 <= abs(mantissa) < 1e6:  # far beyond the prefixes (a denormal 2e-310, ±1.8e308): exponent form
         return f"{rounded:.2e} {unit}"
     decimals = max(0, 2 - int(math.floor(math.log10(abs(mantissa)))))
     return f"{mantissa:.{decimals}f} {_SI_PREFIXES[exponent]}{unit}"
-
-
-# A time axis's units, largest first, each with its factor from seconds (written out: 1 / 1e-6 is not 1e6 in floats).
-TIME_UNITS = (("s", 1.0, 1.0), ("ms", 1e-3, 1e3), ("µs", 1e-6, 1e6), ("ns", 1e-9, 1e9))
 
 
 def time_scale(seconds: Iterable[float]) -> tuple[str, float]:
@@ -47,10 +43,13 @@ def time_scale(seconds: Iterable[float]) -> tuple[str, float]:
     largest = float(f"{max(finite, default=0.0):.3g}")  # as format_si rounds: 999.96 µs reads 1.00 ms
     if largest == 0:
         return "s", 1.0
-    for unit, size, factor in TIME_UNITS:
-        if largest >= size:
-            return unit, factor
-    return TIME_UNITS[-1][0], TIME_UNITS[-1][2]
+    exponent = _si_exponent(largest, low=-9, high=0)
+    return f"{_SI_PREFIXES[exponent]}s", 10.0 ** -exponent
+
+
+def _si_exponent(value: float, *, low: int = -12, high: int = 18) -> int:
+    """The multiple of 3 whose SI prefix writes `value` (non-zero) with 1 to 999 before it, within [low, high]."""
+    return min(max(int(math.floor(math.log10(abs(value)) / 3) * 3), low), high)
 
 
 def format_number(value: float) -> str:
