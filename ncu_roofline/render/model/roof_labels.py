@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...core.vocabulary import display
 from ...roofs.peaks import compute_peak, memory_peak
-from ..layout import ROOF_FONT, decade_above, decade_below
+from ..layout import ROOF_FONT, decade_above, decade_below, roof_segments
 from ..numbers import format_si
 from ..placement import Board, Plot, box, place_roof_label, text_size
 
@@ -64,20 +64,15 @@ def model_roof_segments(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping
     y_domain = (decade_below(min(ys) / 3), decade_above(max(ys) * 3))
     short = short_gpu_names(list(peaks_by_gpu))
     compute, memory = [], []
-    for gpu, peaks in peaks_by_gpu.items():
-        dram, top = drams[gpu], max(tops[gpu], default=None)
-        if dram and top:
-            start = max(x_domain[0], y_domain[0] / dram)
-            memory.append({"gpu": gpu, "roof": "dram", "kind": "memory", "peak": dram, "x0": start,
-                           "y0": dram * start, "x1": top / dram, "y1": top,
-                           "label": f"{short[gpu]} {display('dram')} {format_si(dram, 'B/s')}"})
-        for key in roofs_used[gpu]:
-            peak = compute_peak(peaks, key)
-            if not peak:
-                continue
-            compute.append({"gpu": gpu, "roof": key, "kind": "compute", "peak": peak,
-                            "x0": peak / dram if dram else x_domain[0], "y0": peak, "x1": x_domain[1], "y1": peak,
-                            "label": f"{short[gpu]} {display(key)} {format_si(peak, 'FLOP/s')}"})
+    for gpu, peaks in peaks_by_gpu.items():  # each GPU's roofs cut to the axes as the roofline cuts its own
+        dram = drams[gpu]
+        roofs = {key: peak for key in roofs_used[gpu] if (peak := compute_peak(peaks, key))}
+        for segment in roof_segments(roofs, {"dram": dram} if dram and roofs else {}, x_domain, y_domain):
+            key = segment.pop("key")
+            unit = "FLOP/s" if segment["kind"] == "compute" else "B/s"
+            row = {"gpu": gpu, "roof": key, **segment,
+                   "label": f"{short[gpu]} {display(key)} {format_si(segment['peak'], unit)}"}
+            (compute if segment["kind"] == "compute" else memory).append(row)
     return [*compute, *memory], x_domain, y_domain
 
 
