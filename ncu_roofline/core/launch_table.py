@@ -61,11 +61,19 @@ def finish_launch_table(identity: dict[str, object], metrics: dict[str, object],
         data[name] = series.astype(dtype) if n else pd.Series([], dtype=dtype)
     frame = pd.DataFrame(data)
     if metrics:
-        metric_frame = pd.DataFrame({k: pd.to_numeric(pd.Series(v), errors="coerce").astype("float64")
-                                     for k, v in metrics.items()})
-        metric_frame.index = frame.index
+        # one float64 block built at once: a Series per column costs ~80 us, and reports have ~1,000 metrics
+        values = np.column_stack([_float_column(v) for v in metrics.values()]) if n else np.empty((0, len(metrics)))
+        metric_frame = pd.DataFrame(values, columns=list(metrics), index=frame.index)
         frame = pd.concat([frame, metric_frame], axis=1)
     return frame
+
+
+def _float_column(values: object) -> np.ndarray:
+    """A metric as float64: the readers' numeric arrays as they are, anything else through `pd.to_numeric`
+    (text that is no number becomes NaN)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+        return values.astype(np.float64, copy=False)
+    return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _is_scalar(value: object) -> bool:
