@@ -187,6 +187,36 @@ def test_cli_model_outputs_land_together_or_not_at_all(tmp_path, monkeypatch):
     assert (tmp_path / "model.parquet").read_bytes() == b"the previous run's"
 
 
+def test_cli_model_json_file_lands_with_the_charts_or_not_at_all(tmp_path, monkeypatch):
+    """`--json FILE` is one of the run's files: a chart that fails leaves the previous JSON as it was (it was
+    written ahead of the charts before the model command used the output set of the other commands)."""
+    from ncu_roofline.render import chart_files
+    real_render = chart_files.render
+    summary = tmp_path / "points.json"
+    summary.write_text("the previous run's")
+    args = ["model", "gemm", "--m", "64", "--n", "64", "--k", "64", "--gpu", "H100 SXM", "--json", str(summary),
+            "-o", str(tmp_path / "out"), "--format", "png"]
+    monkeypatch.setattr(chart_files, "render", lambda spec, fmt: (_ for _ in ()).throw(RuntimeError("no png"))
+                        if fmt == "png" else real_render(spec, fmt))
+    assert runner.invoke(app, args).exit_code != 0
+    assert summary.read_text() == "the previous run's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.json"]
+    monkeypatch.setattr(chart_files, "render", real_render)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    # 2·64·64·64 = 524,288 FLOP on the one GPU asked for
+    assert [p["flop"] for p in json.loads(summary.read_text())["points"]] == [524_288.0]
+    assert (tmp_path / "out" / "model.png").stat().st_size > 0
+
+
+def test_cli_model_json_may_not_name_a_file_of_its_own_output_folder(tmp_path):
+    result = runner.invoke(app, ["model", "gemm", "--m", "8", "--n", "8", "--k", "8", "--gpu", "H200",
+                                 "-o", str(tmp_path), "--json", str(tmp_path / "model.parquet")])
+    assert result.exit_code == 2
+    assert "--json names a file that -o" in result.output and "(its model.parquet) also writes" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_cli_model_without_gpu_and_bad_values_exit_2():
     result = runner.invoke(app, ["model", "gemm", "--m", "8", "--n", "8", "--k", "8"])
     assert result.exit_code == 2 and "--gpu" in result.output

@@ -109,8 +109,9 @@ EMPTY_PATH_COMMANDS = {"analyze": ["analyze", str(SECOND)], "compare": ["compare
 
 
 @pytest.mark.parametrize("name,option", [(name, option) for name in EMPTY_PATH_COMMANDS
-                                         for option in ("-o", "--json", "--summary-md")
-                                         if (name, option) != ("model", "--summary-md")])  # model has none
+                                         for option in ("-o", "--json", "--summary-md", "--ceilings")
+                                         if (name, option) not in {("model", "--summary-md"),  # model has none
+                                                                   ("history", "--ceilings")}])  # nor history
 def test_an_empty_path_is_refused_by_every_command_in_the_same_words(tmp_path, name, option):
     """cli/common.py's one check: an unset variable (`--summary-md ""`) never means the current folder."""
     command = [a.format(tmp=tmp_path) for a in EMPTY_PATH_COMMANDS[name]]
@@ -238,4 +239,14 @@ def test_an_empty_history_or_points_path_never_means_the_current_folder(tmp_path
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     assert result.output.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", EMPTY_PATH_COMMANDS)
+def test_format_without_an_output_folder_is_refused_by_every_command_in_the_same_words(tmp_path, name):
+    """Nothing is dropped silently: `--format svg` without `-o` has nowhere to write the images."""
+    command = [a.format(tmp=tmp_path) for a in EMPTY_PATH_COMMANDS[name]]
+    result = CliRunner().invoke(app, [*command, "--format", "svg"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "ncu-roofline: error: --format needs -o DIR (the charts are written there)"
     assert list(tmp_path.iterdir()) == []

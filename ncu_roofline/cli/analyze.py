@@ -40,7 +40,7 @@ def analyze(
     clock: str = CLOCK,
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn and labelled in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     group_by: str = GROUP_BY,
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
@@ -77,7 +77,7 @@ def analyze(
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt)  # every option is checked before anything is read or written
+        formats = _formats(fmt, out)  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         groups = grouping(group_by)

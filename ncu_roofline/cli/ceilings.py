@@ -38,12 +38,12 @@ def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or a
                      as_json: bool = _AS_JSON) -> None:
     """Several GPUs' roofs and ridge points (compute roof / DRAM, FLOP/byte) side by side."""
     from ..model.compare_gpus import compare_roofs
-    from ..model.place import table_roofs
+    from ..model.place import gpu_roofs
     from ..render.model.console import roofs_table
     from ..render.model.json_summary import compare_json
 
     with user_errors():
-        roof_sets = list({r.name: r for r in table_roofs(names)}.values())
+        roof_sets = gpu_roofs(names)
         frame = compare_roofs(roof_sets)
         if as_json:
             sys.stdout.write(compare_json(frame))

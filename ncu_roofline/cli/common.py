@@ -124,11 +124,15 @@ def grouping(group_by: str) -> dict[str, str]:
     return {"group_by": group_by}
 
 
-def _formats(value: Optional[str]) -> list[str]:
-    """Extra chart formats, checked before anything is read or written (render/bundle.py: the one check)."""
+def _formats(value: Optional[str], out: Optional[Path]) -> list[str]:
+    """Extra chart formats, checked before anything is read or written (render/bundle.py: the one check of the
+    names); without -o there is nowhere to write them, which is said rather than ignored."""
     from ..render.bundle import chart_formats
 
-    return list(chart_formats(value))
+    formats = list(chart_formats(value))
+    if formats and out is None:
+        raise InputError(None, "--format needs -o DIR (the charts are written there)")
+    return formats
 
 
 def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:

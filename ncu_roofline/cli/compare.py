@@ -64,9 +64,7 @@ def compare(
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt)
-        if formats and out is None:
-            raise InputError(None, "--format needs -o DIR (the chart is written there)")
+        formats = _formats(fmt, out)
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         groups = grouping(group_by)

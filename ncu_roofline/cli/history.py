@@ -38,7 +38,7 @@ def history(
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     top: int = typer.Option(10, "--top", min=1, help="Kernels drawn in the chart."),
     out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write history.parquet, .json, the chart."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON here ('-' for stdout)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
@@ -50,7 +50,7 @@ def history(
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
-        formats = _formats(fmt)
+        formats = _formats(fmt, out)
         gates = parse_gates(fail_on)
         labels = parse_labels(label)
         options = BandOptions(window=window, band=band, k=k)

@@ -13,8 +13,6 @@ from typing import List, Optional
 
 import typer
 
-from ..core.errors import InputError
-
 model_app = typer.Typer(no_args_is_help=True, help="Analytic roofline points: FLOPs and minimum DRAM bytes of "
                                                    "a workload, placed on one or more GPUs' roofs.")
 
@@ -26,50 +24,33 @@ def _gpu_option() -> list[str]:
     return typer.Option([], "--gpu", help=GPU_HELP)
 
 
-def _emit(workloads_or_points, gpus: list[str], ceilings: Optional[Path], json_arg: Optional[str],
-          out_arg: Optional[str], fmt: Optional[str], inputs: list[Path] = ()) -> None:
-    """Place the points on every GPU asked for, then print, write JSON and write files."""
-    from ..core.files import write_atomic
-    from ..model.place import place_points, table_roofs, user_roofs, workloads_frame
+def _emit(work, gpus: list[str], ceilings: Optional[str], json_arg: Optional[str], out_arg: Optional[str],
+          fmt: Optional[str], inputs: list[Path] = ()) -> None:
+    """Place the points on every GPU asked for, write the JSON and `-o` files as one set, print the table."""
+    from ..model.place import gpu_roofs, place
+    from ..render.bundle import check_distinct_outputs
     from ..render.model.console import model_table
     from ..render.model.json_summary import model_json
-    from .common import _formats, path, stdout, user_errors
+    from ..render.model.outputs import OUTPUT_NAMES, model_bundle
+    from .common import _formats, checked_text, path, say_written, stdout, user_errors, write_run
 
     with user_errors():
         json_out, out = path(json_arg, "--json"), path(out_arg, "-o")
-        if not gpus and ceilings is None:
-            raise InputError(None, "name a GPU with --gpu NAME (repeatable; see `ncu-roofline ceilings`) "
-                                   "or give --ceilings FILE.toml")
-        roof_sets = table_roofs(dict.fromkeys(gpus)) + ([user_roofs(ceilings)] if ceilings is not None else [])
-        roof_sets = list({r.name: r for r in roof_sets}.values())
-        frame = workloads_or_points if hasattr(workloads_or_points, "columns") else workloads_frame(
-            workloads_or_points)
-        placed = place_points(frame, roof_sets)
-        from ..core.version import __version__
-
-        metadata = {"ncu_roofline.tool_version": __version__,
-                    "ncu_roofline.roofs": ";".join(r.source for r in roof_sets)}
-        if json_out is not None:
-            text = model_json(placed, metadata)
-            if str(json_out) == "-":
-                sys.stdout.write(text)
-            else:
-                write_atomic(json_out, text.encode(), inputs=list(inputs))
-        written: list[Path] = []
-        if out is not None:
-            from ..render.model.outputs import model_bundle
-
-            written = model_bundle(placed, {r.name: r.peaks for r in roof_sets}, metadata=metadata,
-                                   formats=_formats(fmt)).write(out, inputs)
+        formats = _formats(fmt, out)
+        check_distinct_outputs(out, OUTPUT_NAMES, {"--json": json_out})
+        placed = place(work, gpu_roofs(gpus, checked_text(ceilings, "--ceilings")))
+        written, to_stdout = write_run(list(inputs), out, lambda: model_bundle(
+            placed.points, placed.peaks_by_gpu, metadata=placed.metadata, formats=formats),
+            [(json_out, lambda: model_json(placed.points, placed.metadata))])
+        sys.stdout.write(to_stdout)
         if str(json_out) != "-":
-            stdout.print(model_table(placed, width=stdout.width))
-            for path in written:
-                stdout.print(f"wrote {path}", highlight=False)
+            stdout.print(model_table(placed.points, width=stdout.width))
+            say_written(written)
 
 
 _JSON = typer.Option(None, "--json", help="Write the points as JSON here ('-' for stdout).")
 _OUT = typer.Option(None, "-o", "--out", help="Write model.parquet and the chart here.")
-_FMT = typer.Option(None, "--format", help="Extra chart formats: svg,png.")
+_FMT = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o).")
 _CEIL = typer.Option(None, "--ceilings", help=CEILINGS_HELP)
 
 
@@ -78,7 +59,7 @@ def gemm(m: int = typer.Option(..., "--m"), n: int = typer.Option(..., "--n"), k
          dtype: str = typer.Option("fp32", "--dtype", help="fp64, fp32, fp16, bf16, fp8, int8, fp4."),
          batch: int = typer.Option(1, "--batch", help="Batched GEMM: this many independent products."),
          tf32: bool = typer.Option(False, "--tf32", help="fp32 inputs on the TF32 tensor roof."),
-         gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+         gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
          out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """C[m,n] = A[m,k]·B[k,n]: 2·m·n·k FLOP over (m·k + k·n + m·n)·size bytes."""
     from ..model.workloads import gemm as count
@@ -96,7 +77,7 @@ def conv2d(batch: int = typer.Option(1, "--batch"), height: int = typer.Option(.
            kernel_size: int = typer.Option(3, "--kernel-size"), stride: int = typer.Option(1, "--stride"),
            padding: Optional[int] = typer.Option(None, "--padding", help="Default: kernel-size // 2 ('same')."),
            dtype: str = typer.Option("fp32", "--dtype"),
-           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+           gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
            out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """Direct 2-D convolution (NHWC, groups 1, no bias): every input, weight and output element moved once."""
     from ..model.workloads import conv2d as count
@@ -113,7 +94,7 @@ def elementwise(elements: int = typer.Option(..., "--elements"), inputs: int = t
                 outputs: int = typer.Option(1, "--outputs"),
                 flop_per_element: float = typer.Option(1.0, "--flop-per-element"),
                 dtype: str = typer.Option("fp32", "--dtype"),
-                gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+                gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
                 out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """An element-wise map: elements·flop_per_element FLOP over elements·(inputs + outputs)·size bytes."""
     from ..model.workloads import elementwise as count
@@ -128,7 +109,7 @@ def elementwise(elements: int = typer.Option(..., "--elements"), inputs: int = t
 @model_app.command()
 def layernorm(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..., "--cols"),
               dtype: str = typer.Option("fp32", "--dtype"),
-              gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+              gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
               out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """LayerNorm over the last dimension: 8 FLOP per element, x and y moved once, gamma and beta read once."""
     from ..model.workloads import layernorm as count
@@ -142,7 +123,7 @@ def layernorm(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(
 @model_app.command()
 def softmax(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..., "--cols"),
             dtype: str = typer.Option("fp32", "--dtype"),
-            gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+            gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
             out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """Softmax over the last dimension: 5 FLOP per element, x and y moved once."""
     from ..model.workloads import softmax as count
@@ -165,7 +146,7 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
         hidden: Optional[int] = typer.Option(None, "--hidden", help="Model width: adds the attention FLOP."),
         kv_heads: Optional[int] = typer.Option(None, "--kv-heads"),
         head_dim: Optional[int] = typer.Option(None, "--head-dim"),
-        gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+        gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
         out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """A transformer forward step: 2 FLOP per parameter per token over the weights (+ the KV cache) once."""
     from ..model.llm import llm as count
@@ -182,7 +163,7 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
 def points(file: Path = typer.Argument(..., help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
            roof: str = typer.Option("tensor", "--roof", help="Compute roof of points that name none: fp32, "
                                                              "tensor (dense FP16), tensor_fp8, ..."),
-           gpu: List[str] = _gpu_option(), ceilings: Optional[Path] = _CEIL, json_out: Optional[str] = _JSON,
+           gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
            out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """FLOP and byte counts made elsewhere (thop, fvcore, PyTorch's FLOP counter, by hand)."""
     from ..model.points import read_points

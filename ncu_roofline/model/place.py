@@ -22,6 +22,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..core.errors import InputError
 from ..core.vocabulary import PEAK_OFF_CHIP, display
 from ..roofs.peaks import compute_peak, memory_peak, spec_peaks
 
@@ -55,6 +56,41 @@ def user_roofs(path: str | Path) -> RoofSet:
 
     user = load_user_ceilings(Path(path))
     return RoofSet(user.name or user.source, dict(user.peaks), user.source)
+
+
+def gpu_roofs(names: Iterable[str], ceilings: str | Path | None = None) -> list[RoofSet]:
+    """The GPUs points are placed on: built-in rows by name, then a user file; one set per GPU, first one kept."""
+    sets = table_roofs(dict.fromkeys(names)) + ([user_roofs(ceilings)] if ceilings is not None else [])
+    if not sets:
+        raise InputError(None, "name a GPU with --gpu NAME (repeatable; see `ncu-roofline ceilings`) "
+                               "or give --ceilings FILE.toml")
+    return list({r.name: r for r in sets}.values())
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Points placed on every GPU asked for: what `model` prints, writes as JSON and draws."""
+
+    points: pd.DataFrame  # POINT_COLUMNS (+ the points' own columns), points × GPUs, points first
+    roof_sets: list[RoofSet]
+
+    @property
+    def peaks_by_gpu(self) -> dict[str, dict[str, float]]:
+        return {r.name: r.peaks for r in self.roof_sets}
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        from ..core.version import __version__
+
+        return {"ncu_roofline.tool_version": __version__,
+                "ncu_roofline.roofs": ";".join(r.source for r in self.roof_sets)}
+
+
+def place(points_or_workloads, roof_sets: list[RoofSet]) -> Placement:
+    """A points frame (model.points) or workloads (model.workloads) on every roof set."""
+    frame = points_or_workloads if isinstance(points_or_workloads, pd.DataFrame) else workloads_frame(
+        points_or_workloads)
+    return Placement(place_points(frame, roof_sets), roof_sets)
 
 
 def place_points(points: pd.DataFrame, roof_sets: list[RoofSet]) -> pd.DataFrame:

@@ -25,8 +25,7 @@ import pandas as pd
 
 from ..core.data import METRICS_DIR
 from ..core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LIMITERS, UNKNOWN_LIMITER, ii_column, txn_column
-from .catalogue import LIMITERS_FILE, Catalogue, as_columns
-from .derive import pick_definition
+from .catalogue import LIMITERS_FILE, Catalogue, as_columns, pick_definition
 
 GIGA = 1e9
 NOT_COLLECTED = "not collected: "  # how an `unknown` limiter's evidence starts, then the metrics it lacks

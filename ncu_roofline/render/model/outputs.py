@@ -10,6 +10,8 @@ import pandas as pd
 from ...core.parquet import parquet_bytes
 from ..bundle import Bundle, chart_formats
 
+OUTPUT_NAMES = ("model.parquet", *(f"model.{f}" for f in ("vl.json", "html", "svg", "png")))
+
 
 def model_bundle(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], *,
                  metadata: dict[str, str], formats: tuple[str, ...] = (), title: str = "Analytic roofline") -> Bundle:
@@ -20,4 +22,4 @@ def model_bundle(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, f
     spec = model_chart(points, peaks_by_gpu, title=title,
                        subtitle=[f"Roofs: {', '.join(metadata.get('ncu_roofline.roofs', '').split(';'))}"])
     files = {"model.parquet": parquet_bytes(points, metadata), **chart_payloads(spec, charts, stem="model")}
-    return Bundle(files, names=("model.parquet", *(f"model.{f}" for f in ("vl.json", "html", "svg", "png"))))
+    return Bundle(files, names=OUTPUT_NAMES)
