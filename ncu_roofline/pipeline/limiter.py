@@ -36,6 +36,7 @@ class LimiterSettings:
     thresholds: dict[str, float]
     order: tuple[str, ...]
     schedulers_per_sm: int
+    sector_bytes: float  # bytes of one L1/L2/DRAM transaction (a sector)
     stalls: dict[str, str]  # stall column -> what a person reads
     sections: tuple[str, ...]  # ncu sections that collect the counters
     quantities: tuple[str, ...]  # every quantity limiters.toml defines
@@ -47,8 +48,18 @@ def limiter_settings() -> LimiterSettings:
     return LimiterSettings(
         thresholds={name: float(entry["value"]) for name, entry in data["thresholds"].items()},
         order=tuple(data["order"]["limiters"]), schedulers_per_sm=int(data["device"]["schedulers_per_sm"]),
+        sector_bytes=float(data["device"]["sector_bytes"]),
         stalls=dict(data["stalls"]), sections=tuple(data["collect"]["sections"]),
         quantities=tuple(k for k, v in data.items() if isinstance(v, list)))
+
+
+def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: float | None) -> dict[str, float | None]:
+    """The instruction roofline's walls in G transactions/s: each memory level's bytes/s roof over a sector's bytes,
+    and shared memory's one wavefront per SM per clock (the peak warp GIPS over the schedulers of an SM)."""
+    settings = limiter_settings()
+    peaks = {lv: p / settings.sector_bytes / GIGA if p else None for lv, p in peak_bytes_per_s.items()}
+    peaks["shared"] = peak_gips / settings.schedulers_per_sm if peak_gips else None
+    return peaks
 
 
 def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:

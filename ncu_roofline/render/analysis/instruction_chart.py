@@ -17,13 +17,12 @@ import pandas as pd
 
 from ...core.kernel_labels import display_name
 from ...core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LEVELS, display, ii_column, peak_bytes_column
-from ...pipeline.limiter import limiter_settings
+from ...pipeline.limiter import transaction_peaks
 from .. import vegalite as vl
 from ..numbers import format_number, format_si
 from .chart import LEVEL_COLOURS, LEVEL_SHAPES
 from .console import limiter_text
 
-SECTOR_BYTES = 32.0  # Nsight Compute metrics guide: a sector is 32 bytes
 # The roofline's colour and shape per memory level (render/analysis/chart.py), and one more for shared memory.
 COLOURS = {**{lv: LEVEL_COLOURS[display(lv)] for lv in LEVELS if display(lv) in LEVEL_COLOURS}, "shared": "#b279a2"}
 SHAPES = {**{lv: LEVEL_SHAPES[display(lv)] for lv in LEVELS if display(lv) in LEVEL_SHAPES}, "shared": "diamond"}
@@ -70,10 +69,7 @@ def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionC
     points = pd.DataFrame(rows, columns=["rank", "kernel", "label", "gips", "launches", "warp_inst_text",
                                          "gips_text", "int_ops_text", "why", "level", "ii", "ii_text"])
     peak = _median(shown, "peak_warp_gips")
-    # peak transactions per second (in G/s) of each level: memory roofs / 32 B; shared: one wavefront per SM-clock
-    txn_peaks = {lv: (p / SECTOR_BYTES / 1e9 if (p := _median(shown, peak_bytes_column(lv))) else None)
-                 for lv in LEVELS}
-    txn_peaks["shared"] = peak / limiter_settings().schedulers_per_sm if peak else None
+    txn_peaks = transaction_peaks({lv: _median(shown, peak_bytes_column(lv)) for lv in LEVELS}, peak)
     conflicts = []
     if II_SHARED_IDEAL in shown:
         for row in shown.itertuples(index=False):
