@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
@@ -51,6 +52,33 @@ def test_a_filter_that_keeps_nothing_or_is_no_regex_is_refused():
         analyze(EXAMPLE, exclude="(")
     with pytest.raises(InputError, match="--sort must be one of"):
         analyze(EXAMPLE, sort="name")
+
+
+MANGLED = "_ZN10tensorflow7functor15RowReduceKernelEPKfPfi"  # tensorflow::functor::RowReduceKernel(float const*, ...)
+
+
+@pytest.mark.parametrize("pattern,kept", [
+    ("^gemm$", ["gemm"]),  # anchored at the recorded name's ends (joined into one text, this matched nothing)
+    (r"^tensorflow::functor::RowReduceKernel\(float const\*, float\*, int\)$", [MANGLED]),  # the display name's
+    ("^_ZN10tensorflow", [MANGLED]),  # the recorded name's start
+    ("RowReduce|^gemm$", [MANGLED, "gemm"]),
+    ("^gemm", ["gemm", "gemm_tn"]),
+])
+def test_kernel_regex_anchors_at_the_ends_of_the_recorded_or_the_display_name(pattern, kept):
+    from ncu_roofline.core.patterns import compile_regex
+    from ncu_roofline.pipeline.select import name_mask
+
+    kernels = pd.DataFrame({"kernel_name": [MANGLED, "gemm", "gemm_tn"]})
+    assert kernels["kernel_name"][name_mask(kernels, compile_regex(pattern, "--kernel"))].tolist() == kept
+
+
+def test_a_filter_that_keeps_nothing_names_only_the_options_given():
+    with pytest.raises(InputError) as error:
+        analyze(EXAMPLE, kernel="^softmax$")
+    assert str(error.value).endswith("no kernel group left after --kernel '^softmax$' (of 5 groups)")
+    with pytest.raises(InputError) as error:
+        analyze(EXAMPLE, kernel="softmax", exclude="softmax_warp")
+    assert "after --kernel 'softmax' and --exclude 'softmax_warp' (of 5 groups)" in str(error.value)
 
 
 @pytest.mark.parametrize("width", [100, 120])

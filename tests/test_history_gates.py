@@ -219,3 +219,14 @@ def test_a_single_run_has_no_band_and_nothing_is_judged(tmp_path):
     assert history.summary["band_low"].isna().all()
     result = runner.invoke(app, ["history", str(tmp_path), "--last", "1", "--fail-on", "time_s>+5%"])
     assert result.exit_code == 0 and "PASS time_s>+5% (0 kernels checked)" in result.stdout
+
+
+def test_history_kernel_matches_the_display_name_as_analyze_does(tmp_path):
+    """A kernel recorded mangled is found by what the tables show (`RowReduceKernel(float const*`), and `^…$`
+    anchors at either name's ends, as `analyze --kernel` (pipeline/select.name_mask)."""
+    mangled = "_ZN10tensorflow7functor15RowReduceKernelEPKfPfi"
+    for i in range(2):
+        add_run(tmp_path, i, [kernel(mangled, 1.0), kernel("gemm", 2.0, order=1), kernel("gemm_tn", 3.0, order=2)])
+    by_display = load_history(tmp_path, kernel=r"RowReduceKernel\(float const\*")
+    assert by_display.summary["kernel_name"].tolist() == [mangled]
+    assert load_history(tmp_path, kernel="^gemm$").summary["kernel_name"].tolist() == ["gemm"]

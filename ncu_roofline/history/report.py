@@ -18,6 +18,7 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.patterns import Pattern, compile_regex
 from ..pipeline.gates import Gate, GateResult, parse_gate
+from ..pipeline.select import name_mask
 from ..pipeline.totals import run_totals
 from .bands import BandOptions, bands, judge
 from .series import IDENTITY, VALUES, assign_series, summarise, wide_values
@@ -63,7 +64,7 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
                  band: BandOptions | None = None, min_time_s: float = 0.0) -> History:
     """Read the dataset in `directory` and build the History (see the module docstring).
 
-    `kernel` (a Python regular expression, searched in the kernel name) keeps matching series; `last` keeps the
+    `kernel` (a regular expression searched in the recorded and the display name, as `analyze --kernel`) keeps matching series; `last` keeps the
     newest N runs; `labels` keeps runs carrying all the given label values. Gates judge the newest run shown.
     """
     band = band or BandOptions()
@@ -84,8 +85,7 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     # run totals (before the --kernel filter: a total is the whole run's), only when a total gate needs them
     totals = _totals(series, runs) if any(g.scope == "total" for g in parsed) else None
     if pattern is not None:
-        names = series["kernel_name"].fillna("").astype(str)
-        series = series[names.map(pattern.search).to_numpy(dtype=bool)].reset_index(drop=True)
+        series = series[name_mask(series, pattern)].reset_index(drop=True)
         if series.empty:  # a typo must not pass a gate with nothing checked
             raise InputError(directory, f"no kernel name matches --kernel {kernel!r}")
     summary = summarise(series, runs)

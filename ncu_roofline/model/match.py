@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..core.patterns import compile_regex
 from ..core.vocabulary import BYTES_OFF_CHIP, PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
+from ..pipeline.select import name_mask
 from ..roofs.peaks import compute_peak, memory_peak
 from .place import roofline_values
 
@@ -26,17 +27,13 @@ MODEL_COLUMNS = ("model_flop", "model_bytes", "model_ai", "flop_over_model", "dr
 
 def match_pairs(points: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
     """(point index, name, kernel rank) for every point whose `kernel` regex is found in a group's names."""
-    names = kernels["kernel_name"].astype("string").fillna("")
-    demangled = kernels["kernel_demangled"].astype("string").fillna("") if "kernel_demangled" in kernels \
-        else names
     rows = []
     for index, point in points.iterrows():  # one regex per point; the kernels are matched vectorised
         pattern = point.get("kernel")
         if pattern is None or pd.isna(pattern):
             continue
         regex = compile_regex(str(pattern), f"point {point['name']!r}: kernel {str(pattern)!r}")
-        hit = names.map(regex.search).astype(bool) | demangled.map(regex.search).astype(bool)
-        rows += [(index, point["name"], int(rank)) for rank in kernels.loc[hit.to_numpy(), "rank"]]
+        rows += [(index, point["name"], int(rank)) for rank in kernels.loc[name_mask(kernels, regex), "rank"]]
     return pd.DataFrame(rows, columns=["point", "name", "rank"])
 
 

@@ -30,12 +30,23 @@ def _pattern(text: str | None, option: str) -> Pattern | None:
     return compile_regex(text, f"{option} {text!r}")  # linear time (RE2): no pattern can hang the run
 
 
-def _names(kernels: pd.DataFrame) -> pd.Series:
+def name_mask(kernels: pd.DataFrame, pattern: Pattern) -> np.ndarray:
+    """Rows whose recorded name, ncu's demangled name or the display name (demangled, `{anon}`) matches: each
+    searched on its own, so `^gemm$` and `Kernel$` anchor at either name's ends. The one kernel-name matcher of
+    `--kernel`/`--exclude`, `history --kernel`, `show KERNEL` and a points file's `kernel` column."""
     from ..core.kernel_labels import display_name  # demangling is display work; the filter matches what users read
 
-    demangled = kernels["kernel_demangled"] if "kernel_demangled" in kernels else kernels["kernel_name"]
-    return pd.Series([f"{n}\n{display_name(str(n), d if isinstance(d, str) else None)}"
-                      for n, d in zip(kernels["kernel_name"], demangled)], index=kernels.index)
+    names = kernels["kernel_name"].astype("object").to_numpy()
+    demangled = (kernels["kernel_demangled"].astype("object").to_numpy() if "kernel_demangled" in kernels
+                 else [None] * len(names))
+
+    def hit(name: object, ncu_demangled: object) -> bool:
+        ncu_demangled = ncu_demangled if isinstance(ncu_demangled, str) else None
+        name = "" if not isinstance(name, str) else name
+        return (pattern.search(name) or (ncu_demangled is not None and pattern.search(ncu_demangled))
+                or pattern.search(display_name(name, ncu_demangled)))
+
+    return np.fromiter((hit(n, d) for n, d in zip(names, demangled)), dtype=bool, count=len(names))
 
 
 def select_kernels(kernels: pd.DataFrame, *, kernel: str | None = None, exclude: str | None = None,
@@ -46,16 +57,16 @@ def select_kernels(kernels: pd.DataFrame, *, kernel: str | None = None, exclude:
     keep, drop = _pattern(kernel, "--kernel"), _pattern(exclude, "--exclude")
     if keep is None and drop is None and sort == "headroom":
         return kernels
-    names = _names(kernels)
     mask = np.ones(len(kernels), dtype=bool)
     if keep is not None:
-        mask &= names.map(keep.search).to_numpy(dtype=bool)
+        mask &= name_mask(kernels, keep)
     if drop is not None:
-        mask &= ~names.map(drop.search).to_numpy(dtype=bool)
+        mask &= ~name_mask(kernels, drop)
     chosen = kernels[mask]
     if chosen.empty:
-        raise InputError(None, f"no kernel group left after --kernel {kernel!r} / --exclude {exclude!r} "
-                               f"(of {len(kernels)} groups)")
+        given = " and ".join(f"{option} {text!r}" for option, text in (("--kernel", kernel), ("--exclude", exclude))
+                             if text is not None)
+        raise InputError(None, f"no kernel group left after {given} (of {len(kernels)} groups)")
     columns, ascending = SORTS[sort]
     chosen = chosen.sort_values([*columns, "kernel_name"], ascending=[*ascending, True], na_position="last",
                                 kind="stable").reset_index(drop=True)

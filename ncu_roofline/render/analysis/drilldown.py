@@ -27,6 +27,7 @@ from ...core.vocabulary import (
     display,
     ii_column,
 )
+from ...pipeline.select import name_mask
 from ..numbers import format_number, format_si
 from ..safe_text import for_terminal
 
@@ -40,8 +41,7 @@ def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
         hit = kernels[kernels["rank"] == int(key)]
     else:
         pattern = compile_regex(key, f"KERNEL {key!r} is neither a rank nor a regular expression:")
-        names = [f"{n}\n{display_name(str(n))}" for n in kernels["kernel_name"]]
-        hit = kernels[[pattern.search(n) for n in names]]
+        hit = kernels[name_mask(kernels, pattern)]
     if hit.empty:
         raise InputError(None, f"no kernel group matches {key!r} (ranks 1..{len(kernels)})")
     if len(hit) > 1:
