@@ -19,7 +19,9 @@ from ...core.kernel_labels import display_name
 from ...core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LEVELS, display, ii_column, peak_bytes_column
 from ...pipeline.limiter import transaction_peaks
 from .. import vegalite as vl
+from ..layout import marker_radius
 from ..numbers import format_number, format_si
+from ..placement import Board, Plot, box, place_rank, text_size
 from .chart import LEVEL_COLOURS, LEVEL_SHAPES
 from .console import limiter_text
 
@@ -27,6 +29,12 @@ from .console import limiter_text
 COLOURS = {**{lv: LEVEL_COLOURS[display(lv)] for lv in LEVELS if display(lv) in LEVEL_COLOURS}, "shared": "#b279a2"}
 SHAPES = {**{lv: LEVEL_SHAPES[display(lv)] for lv in LEVELS if display(lv) in LEVEL_SHAPES}, "shared": "diamond"}
 WIDTH, HEIGHT = 640, 420
+POINT_SIZE = 90  # px² of a kernel's point
+RANK_FONT = 10
+ROOF_FONT = 11
+# A kernel's points (one per level, all at its warp GIPS) closer than this share one rank number: "1" beside an L2
+# and a DRAM point 3 px apart, not "1" twice, which reads as "11".
+SHARED_LABEL_PX = 16.0
 
 
 def level_name(level: str) -> str:
@@ -36,6 +44,8 @@ def level_name(level: str) -> str:
 @dataclass
 class InstructionChartData:
     points: pd.DataFrame
+    labels: pd.DataFrame  # rank numbers placed beside the points (x, y: the text's centre), none overlapping
+    unnumbered: int  # a kernel's spots left without a number: no free place beside them
     walls: pd.DataFrame  # two rows (x, y) per diagonal or roof line, by `wall`
     conflicts: pd.DataFrame  # two rows per kernel: its shared point and its conflict-free point
     x_domain: tuple[float, float]
@@ -94,8 +104,48 @@ def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionC
         name = f"peak {format_number(peak)} warp GIPS"
         walls += [{"wall": name, "level": "roof", "x": x_domain[0], "y": peak},
                   {"wall": name, "level": "roof", "x": x_domain[1], "y": peak}]
-    return InstructionChartData(points, pd.DataFrame(walls, columns=["wall", "level", "x", "y"]), conflicts_frame,
-                                x_domain, y_domain, peak)
+    plot = Plot(WIDTH, HEIGHT, x_domain, y_domain)
+    labels, unnumbered = rank_labels(points, conflicts_frame, plot, f"peak {format_number(peak)} warp GIPS"
+                                     if peak else None, peak)
+    return InstructionChartData(points, labels, unnumbered, pd.DataFrame(walls, columns=["wall", "level", "x", "y"]),
+                                conflicts_frame, x_domain, y_domain, peak)
+
+
+def rank_labels(points: pd.DataFrame, conflicts: pd.DataFrame, plot: Plot, roof_text: str | None,
+                peak: float | None) -> tuple[pd.DataFrame, int]:
+    """Rank numbers placed as the roofline places its own (render/placement.py): beside a point, on no point,
+    no bank-conflict mark, the roof's label or another number. A kernel's points within SHARED_LABEL_PX of each
+    other share one number; a spot with no free place beside it stays unnumbered (its tooltip names the kernel)."""
+    columns = ["rank", "text", "level", "x", "y"]
+    if points.empty:
+        return pd.DataFrame(columns=columns), 0
+    radius = float(marker_radius(np.array([POINT_SIZE]))[0])
+    px, py = plot.to_px(points["ii"].to_numpy(dtype="float64"), points["gips"].to_numpy(dtype="float64"))
+    discs = [(x, y, radius) for x, y in zip(px.tolist(), py.tolist())]
+    if len(conflicts):
+        cx, cy = plot.to_px(conflicts["ii"].to_numpy(dtype="float64"), conflicts["gips"].to_numpy(dtype="float64"))
+        discs += [(x, y, radius) for x, y in zip(cx.tolist(), cy.tolist())]
+    board = Board(plot, discs)
+    if roof_text and peak:  # drawn at the roof's right end, right-aligned 4 px in and 7 px above (the spec's)
+        w, h = text_size(roof_text, ROOF_FONT)
+        board.take(box(plot.width - 4 - w / 2, float(plot.to_px(plot.x_domain[0], peak)[1]) - 7 - h / 2, w, h))
+    rows, unnumbered = [], 0
+    ranks = points["rank"].to_numpy()
+    for rank in dict.fromkeys(ranks.tolist()):  # rank order: the first kernels get the first choice of spots
+        spots: list[list[int]] = []
+        for i in sorted(np.flatnonzero(ranks == rank).tolist(), key=lambda k: px[k]):
+            if spots and px[i] - px[spots[-1][0]] < SHARED_LABEL_PX and abs(py[i] - py[spots[-1][0]]) < 1.0:
+                spots[-1].append(i)
+            else:
+                spots.append([i])
+        for spot in spots:
+            centre = place_rank(board, str(rank), [discs[i] for i in spot], RANK_FONT)
+            if centre is None:
+                unnumbered += 1
+                continue
+            x, y = plot.to_data(*centre)
+            rows.append({"rank": int(rank), "text": str(rank), "level": points["level"].iloc[spot[0]], "x": x, "y": y})
+    return pd.DataFrame(rows, columns=columns), unnumbered
 
 
 def instruction_roofline_spec(kernels: pd.DataFrame, *, title: str, top: int = 20) -> vl.Spec:
@@ -138,14 +188,21 @@ def instruction_roofline_spec(kernels: pd.DataFrame, *, title: str, top: int = 2
                            "shape": vl.channel("level:N", scale=vl.ordinal_scale(
                                levels, {level_name(k): v for k, v in SHAPES.items()}), legend=None),
                            "opacity": vl.when("level_pick", 1.0, 0.15), "tooltip": tooltip}}
-    ranks = {"data": {"name": "points"}, "mark": {"type": "text", "dx": 9, "dy": -7, "fontSize": 10, "clip": True},
-             "encoding": {"x": ii, "y": gips, "text": vl.channel("rank:N"), "opacity": vl.when("level_pick", 1.0, 0.15)}}
+    # centred where rank_labels placed them (bold, as the roofline's: the size the placement measured)
+    ranks = {"data": {"name": "labels"},
+             "mark": {"type": "text", "align": "center", "baseline": "middle", "fontSize": RANK_FONT,
+                      "fontWeight": "bold", "color": "#222222", "clip": True},
+             "encoding": {"x": x, "y": y, "text": vl.channel("text:N"), "opacity": vl.when("level_pick", 1.0, 0.15)}}
     rates = list(dict.fromkeys(data.walls.loc[data.walls["level"] != "roof", "wall"].str.removesuffix(" G txn/s")))
     subtitle = [title, "walls (G transactions/s): " + ", ".join(rates) if rates else "no memory walls known",
                 "dashed: the shared-memory point without bank conflicts"]
+    if data.unnumbered:
+        subtitle.append(f"{data.unnumbered} crowded point{'s' if data.unnumbered > 1 else ''} without a rank "
+                        "number: the tooltip names the kernel")
     body = {"title": {"text": "Instruction roofline", "subtitle": subtitle},
             "width": WIDTH, "height": HEIGHT, "layer": [walls, roof_label, conflicts, points, ranks]}
-    return vl.top_level(body, {"walls": data.walls, "conflicts": data.conflicts, "points": data.points})
+    return vl.top_level(body, {"walls": data.walls, "conflicts": data.conflicts, "points": data.points,
+                               "labels": data.labels})
 
 
 def has_instruction_data(kernels: pd.DataFrame) -> bool:
