@@ -338,6 +338,19 @@ def test_the_timeline_csv_reader_reads_units_and_several_reports(tmp_path):
     assert timeline.kernels["instances"].tolist() == [20]
 
 
+@pytest.mark.parametrize("unit,seconds", [("ns", 1e-9), ("nsec", 1e-9), ("us", 1e-6), ("usec", 1e-6),
+                                          ("\u00b5s", 1e-6), ("\u03bcs", 1e-6), ("ms", 1e-3), ("msec", 1e-3),
+                                          ("s", 1.0), ("sec", 1.0), ("MS", 1e-3)])
+def test_the_timeline_time_unit_is_read_with_the_ncu_unit_table(tmp_path, unit, seconds):
+    """2500.5 in the `Total Time (<unit>)` column is 2500.5 x the unit's seconds: micro as u, the micro sign or
+    the Greek mu; the header's case does not matter (readers/units.unit_factor, the one unit table)."""
+    path = tmp_path / "kern_sum.csv"
+    path.write_text(f"Time (%),Total Time ({unit}),Instances,Avg ({unit}),Med ({unit}),Min ({unit}),Max ({unit}),"
+                    f"StdDev ({unit}),Name\n100.0,2500.5,20,125.0,125.0,120,130,1.0,model_kernel\n",
+                    encoding="utf-8")
+    assert read_timeline(path).kernels["time_s"].tolist() == pytest.approx([2500.5 * seconds], rel=1e-15)
+
+
 def test_compare_weights_both_runs_by_their_own_timelines(tmp_path):
     """fixtures/compare: base and head profiles; each its own timeline. reduce_sum ran 1 ms (base) and 0.9 ms
     (head) over the run, copy_kernel 2 ms in both; the base timeline has 11 ms of a kernel never profiled:

@@ -32,12 +32,11 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.kernel_names import base_kernel_name
 from ..core.vocabulary import TIMELINE_COLUMNS
+from .units import unit_factor
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL_TABLE, STRINGS_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL", "StringIds"
 _TIME_HEADER = re.compile(r"^total\s*time\s*\((ns|nsec|us|usec|μs|µs|ms|msec|s|sec)\)$", re.IGNORECASE)
-_SECONDS = {"ns": 1e-9, "nsec": 1e-9, "us": 1e-6, "usec": 1e-6, "μs": 1e-6, "µs": 1e-6, "ms": 1e-3, "msec": 1e-3,
-            "s": 1.0, "sec": 1.0}
 # Other `nsys stats` reports, told by the column that stands where the kernel summary has `Instances` / `Name`.
 _OTHER_REPORTS = (("num calls", "an API summary (cuda_api_sum / osrt_sum), not cuda_gpu_kern_sum"),
                   ("range", "an NVTX summary (nvtx_sum), not cuda_gpu_kern_sum"),
@@ -93,7 +92,7 @@ def _read_csv(path: Path) -> Timeline:
     start, header = _find_header(path, lines)
     index = {name: i for i, name in enumerate(header)}
     time_column = next(i for i, name in enumerate(header) if _TIME_HEADER.match(name))
-    factor = _SECONDS[_TIME_HEADER.match(header[time_column]).group(1).lower()]
+    factor = unit_factor(_TIME_HEADER.match(header[time_column]).group(1).lower())  # ncu's unit table: one
     grid, block = index.get("gridxyz"), index.get("blockxyz")
     rows = []
     for number, cells in enumerate(csv.reader(lines[start + 1:]), start=start + 2):

@@ -14,9 +14,11 @@ from ..core.metric_names import metric_kind
 from .text import printable
 
 # Powers of ten, so that `cycle/nsecond` is exactly 1e9 and not 1/1e-9.
-_PREFIX = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "m": -3, "u": -6, "µ": -6, "n": -9, "p": -12}
+# Micro as "u", the micro sign (U+00B5) or the Greek mu (U+03BC, as nsys may print it).
+_PREFIX = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "m": -3, "u": -6, "µ": -6, "μ": -6, "n": -9,
+           "p": -12}
 # Prefixes that shrink (milli, micro, nano, pico) only make sense on time; on counts "m" would be a typo.
-_SMALL_PREFIXES = {"m", "u", "µ", "n", "p"}
+_SMALL_PREFIXES = {"m", "u", "µ", "μ", "n", "p"}
 
 # Base units that take any prefix.
 _BASE = {"second", "s", "sec", "hz", "Hz", "byte", "bytes", "B", "bit"}
