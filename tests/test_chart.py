@@ -178,7 +178,7 @@ def test_kernels_with_bytes_and_no_flops_are_drawn_in_the_memory_panel_and_count
     assert by_level == {(3, "DRAM"): 1e12, (3, "L2"): 1e12, (3, "L1"): 1e12,
                         (4, "DRAM"): 2e11, (4, "L2"): 2e11, (4, "L1"): 2e11}
     copy = panel[panel["rank"] == 3].set_index("level")
-    assert copy.loc["DRAM", "of_roof"] == "64.1 %" and copy.loc["L1", "bandwidth"] == "1.00 TB/s"
+    assert copy.loc["DRAM", "of_roof"] == "64.1%" and copy.loc["L1", "bandwidth"] == "1.00 TB/s"
     assert copy.loc["DRAM", "x"] < copy.loc["L2", "x"] < copy.loc["L1", "x"]
     assert set(panel.loc[panel["rank"] == 4, "slot"]) == {1}
     # Its roofs: one horizontal line per memory level at the roofline's own peaks.

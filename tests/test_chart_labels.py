@@ -220,6 +220,6 @@ def test_a_capture_without_flop_counters_draws_every_kernel_in_the_panel_with_ex
     kernel = next(row for row in spec["datasets"]["memory_points"] if row["rank"] == 1 and row["level"] == "DRAM")
     rate = table.loc[1, "bytes_dram"] / table.loc[1, "time_s"]
     assert kernel["bytes_per_s"] == pytest.approx(rate)
-    assert kernel["of_roof"] == f"{100 * rate / table.loc[1, 'peak_bytes_per_s_dram']:.1f} %"
+    assert kernel["of_roof"] == f"{100 * rate / table.loc[1, 'peak_bytes_per_s_dram']:.1f}%"
     roofs = {row["roof"]: row["peak"] for row in spec["datasets"]["memory_roofs"]}
     assert roofs["DRAM"] == pytest.approx(table["peak_bytes_per_s_dram"].median())

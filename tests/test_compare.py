@@ -517,7 +517,7 @@ def test_chart_draws_kernels_without_flops_in_the_memory_panel(comparison):
     assert names == {"copy_kernel", "old_kernel", "new_kernel", "tiny_kernel"}
     copy = panel[panel["kernel_name"] == COPY].iloc[0]
     assert (copy["bw_base"], copy["bw_head"]) == (pytest.approx(1.5e12), pytest.approx(30e6 / 20.2e-6))
-    assert copy["of_roof"] == "75.0 % → 74.3 %" and copy["angle"] == 180  # slower: the arrowhead points down
+    assert copy["of_roof"] == "75.0% → 74.3%" and copy["angle"] == 180  # slower: the arrowhead points down
     old = panel[panel["kernel_name"].str.startswith("old_kernel")].iloc[0]
     assert old["has_bw_base"] and not old["has_bw_head"] and old["bw_base"] == pytest.approx(0.8e12)
     new = panel[panel["kernel_name"].str.startswith("new_kernel")].iloc[0]

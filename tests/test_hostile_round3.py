@@ -169,6 +169,16 @@ def test_any_finite_float_is_formatted():
     check()
 
 
+def test_a_percentage_is_written_one_way_and_unknown_or_infinite_is_a_dash():
+    """numbers.pct / signed_pct: every table, tooltip, memory panel and chart text ('72.0%', not also '72.0 %')."""
+    from ncu_roofline.render.numbers import pct, signed_pct
+
+    assert (pct(0.123), pct(1.0), pct(0.0)) == ("12.3%", "100.0%", "0.0%")  # 0.123 x 100 = 12.3
+    assert (signed_pct(20.0), signed_pct(-6.25), signed_pct(0.0)) == ("+20.0%", "-6.2%", "+0.0%")  # .1f rounds half even
+    for unknown in (None, float("nan"), float("inf"), -float("inf")):
+        assert pct(unknown) == "—" and signed_pct(unknown) == "—"
+
+
 def test_a_denormal_duration_is_analysed(tmp_path):
     from conftest import FIXTURES
 

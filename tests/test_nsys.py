@@ -261,16 +261,16 @@ def test_cli_says_the_coverage_first_and_writes_the_app_columns(tmp_path):
     run = _cli("analyze", str(PROFILE), "--nsys", str(FIXTURES / "nsys" / "kern_sum_2024.csv"), "-o",
                str(tmp_path / "out"), "--summary-md", str(tmp_path / "s.md"), "--json", str(tmp_path / "s.json"))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("The profile covers 75 % of the run's GPU time")
+    assert run.stdout.startswith("The profile covers 75.0% of the run's GPU time")
     assert "by app_headroom_s" in run.stdout and "reduce_rows" in run.stdout
     kernels = pd.read_parquet(tmp_path / "out" / "kernels.parquet")
     assert {"app_launches", "app_time_s", "app_headroom_s", "app_match"} <= set(kernels.columns)
     markdown = (tmp_path / "s.md").read_text()
-    assert "**The profile covers 75 % of the run's GPU time" in markdown and "app headroom" in markdown
+    assert "**The profile covers 75.0% of the run's GPU time" in markdown and "app headroom" in markdown
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["timeline"]["profiled_share"] == pytest.approx(0.75)
     spec = json.loads((tmp_path / "out" / "roofline.vl.json").read_text())
-    assert spec["title"]["subtitle"][0].startswith("The profile covers 75 %")
+    assert spec["title"]["subtitle"][0].startswith("The profile covers 75.0%")
 
 
 def test_outputs_without_nsys_carry_no_app_column(tmp_path):
@@ -367,7 +367,7 @@ def test_compare_weights_both_runs_by_their_own_timelines(tmp_path):
     run = _cli("compare", str(FIXTURES / "compare" / "base.csv"), str(FIXTURES / "compare" / "head.csv"),
                "--nsys", str(base_tl), "--nsys", str(head_tl), "--json", str(tmp_path / "c.json"))
     assert run.returncode == 0, run.stderr
-    assert "base: The profile covers 75 %" in run.stdout and "head: The profile covers 100 %" in run.stdout
+    assert "base: The profile covers 75.0%" in run.stdout and "head: The profile covers 100.0%" in run.stdout
     summary = json.loads((tmp_path / "c.json").read_text())
     assert summary["totals"]["profiled_share"]["base"] == pytest.approx(0.75)
     assert summary["totals"]["app_gpu_time_s"]["head"] == pytest.approx(0.0309)  # 28 + 0.9 + 2 ms

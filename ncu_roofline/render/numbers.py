@@ -64,8 +64,14 @@ def format_number(value: float) -> str:
 
 
 def pct(value: float) -> str:
-    """A share or fraction as a percentage with one decimal: 0.123 -> '12.3%'; '—' for unknown."""
-    return "—" if missing(value) else f"{value:.1%}"
+    """A share or fraction as a percentage with one decimal: 0.123 -> '12.3%'; '—' for unknown (or beyond float).
+    Every table, summary, chart text and tooltip writes a percentage this way."""
+    return "—" if missing(value) or not math.isfinite(value) else f"{value:.1%}"
+
+
+def signed_pct(percent: float) -> str:
+    """A change already in percent: '+20.0%', '-6.3%'; '—' when unknown."""
+    return "—" if missing(percent) or not math.isfinite(percent) else f"{percent:+.1f}%"
 
 
 def missing(value: object) -> bool:

@@ -17,6 +17,7 @@ from ..numbers import (
     format_number,
     incomplete,
     lower_bound,
+    pct,
     unproven,
     upper_bound,
 )
@@ -50,9 +51,9 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
     complete = _complete(kernels.head(top))
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
-        "—" if pd.isna(row.time_share) else f"{row.time_share:.1%}", fmt_si(row.flop_per_s, "FLOP/s"),
+        pct(row.time_share), fmt_si(row.flop_per_s, "FLOP/s"),
         format_number(row.ai_dram), "—" if pd.isna(row.bound) else unproven(str(row.bound), done),
-        "—" if pd.isna(row.roofline_fraction) else lower_bound(f"{row.roofline_fraction:.1%}", done),
+        "—" if pd.isna(row.roofline_fraction) else lower_bound(pct(row.roofline_fraction), done),
         upper_bound(fmt_si(row.headroom_s, "s"), done),
         *((fmt_si(getattr(row, APP_TIME), "s"), fmt_si(getattr(row, APP_HEADROOM), "s")) if APP_HEADROOM in kernels
           else ()),

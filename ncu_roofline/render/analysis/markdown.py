@@ -32,7 +32,7 @@ def totals_sentence(totals: dict) -> str:
                      " over the others)"
     text = f"GPU time {time_text}, recoverable at the roofs "
     if headroom is not None:
-        share = f"{headroom / time_s:.1%}" if time_s else ""
+        share = _pct(headroom / time_s) if time_s else ""
         return text + _upper_bound_part(totals, fmt_si(headroom, "s"), share, totals["kernels"])
     text += f"— (unknown for {totals['kernels_unknown_headroom']} of {totals['kernels']} kernels: " \
             + "; ".join(totals["unknown_reasons"]) + ")"

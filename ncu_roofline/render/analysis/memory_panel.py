@@ -24,7 +24,7 @@ import pandas as pd
 from ...core.vocabulary import LEVELS, bytes_column, display, peak_bytes_column
 from .. import vegalite as vl
 from ..layout import MARGIN, ROOF_FONT, decade_above, decade_below
-from ..numbers import format_si
+from ..numbers import format_si, pct
 from ..placement import Board, Plot, place_roof_label
 
 PANEL_VIEW = "memory"  # the panel's points: where hovering picks a kernel, as on the roofline
@@ -94,7 +94,7 @@ def panel_frame(table: pd.DataFrame) -> pd.DataFrame:
             "rank": table["rank"].astype(int).to_numpy(), "slot": np.arange(len(table)),
             "x": np.arange(len(table)) + LEVEL_OFFSETS[level], "level": display(level), "bytes_per_s": value,
             "bandwidth": [format_si(v, "B/s") for v in value],
-            "of_roof": ["—" if not np.isfinite(s) else f"{100 * s:.1f} %" for s in share],
+            "of_roof": [pct(s) for s in share],
         })
         frames.append(frame[np.isfinite(value) & (value > 0)])
     return pd.concat(frames, ignore_index=True).sort_values(["slot", "x"], kind="stable").reset_index(drop=True)

@@ -9,13 +9,12 @@ import pandas as pd
 
 from ...core.vocabulary import APP_LAUNCHES, APP_TIME, APP_TIME_SHARE, counted
 from ...pipeline.app_weight import AppWeighting
-from ..numbers import format_si
+from ..numbers import format_si, pct
 
 
 def coverage_sentence(app: AppWeighting) -> str:
-    """'The profile covers 75 % of the run's GPU time (…); ranked by app_headroom_s, …'."""
-    share = "—" if app.profiled_share != app.profiled_share else f"{100 * app.profiled_share:.0f} %"
-    return (f"The profile covers {share} of the run's GPU time ({format_si(app.app_gpu_time_s, 's')} of kernels in "
+    """'The profile covers 75.0% of the run's GPU time (…); ranked by app_headroom_s, …'."""
+    return (f"The profile covers {pct(app.profiled_share)} of the run's GPU time ({format_si(app.app_gpu_time_s, 's')} of kernels in "
             "the Nsight Systems timeline); ranked by app_headroom_s, the time recoverable over the whole run")
 
 
@@ -36,4 +35,4 @@ def unprofiled_lines(app: AppWeighting, *, top: int = 5, name: Callable[[str], s
 
 def _share(value: float) -> str:
     """A share of the run's GPU time, '—' where it is unknown (a timeline whose kernels total no time)."""
-    return "—" if value is None or value != value else f"{100 * value:.1f} %"
+    return pct(value)

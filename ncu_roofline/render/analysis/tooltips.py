@@ -28,7 +28,7 @@ from ..numbers import (
     format_si,
     incomplete,
     lower_bound,
-    missing,
+    pct,
     upper_bound,
 )
 from .console import limiter_text
@@ -51,10 +51,6 @@ def _numbers(table: pd.DataFrame, column: str) -> pd.Series:
     if column not in table:
         return pd.Series(np.nan, index=table.index, dtype=float)
     return pd.to_numeric(table[column], errors="coerce")
-
-
-def _percent(value: float) -> str:
-    return "—" if missing(value) or not math.isfinite(value) else f"{100 * value:.1f} %"
 
 
 def _known_text(series: pd.Series) -> pd.Series:
@@ -83,7 +79,7 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
     drawn_roofs = drawn_roofs or {}
     total = pd.to_numeric(kept["flop_total"], errors="coerce")
     flop = {p: _numbers(kept, flop_column(p)) for p in PRECISIONS}
-    mix = _joined([pd.Series([f"{display(p)} {_percent(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)],
+    mix = _joined([pd.Series([f"{display(p)} {pct(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)],
                              index=kept.index) for p in PRECISIONS])
     flops = _joined([pd.Series([f"{display(p)} {format_si(v, 'FLOP')}" if v > 0 else "" for v in flop[p].fillna(0)],
                                index=kept.index) for p in PRECISIONS])
@@ -105,14 +101,14 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
         "grid_block": grid_block.where(~grid_block.eq("— × —"), "— (not in the capture)").to_numpy(),
         "launches": kept["launches"].astype(int).to_numpy(),
         "time": [format_si(v, "s") for v in kept["time_s"]],
-        "share": [_percent(v) for v in kept["time_share"]],
+        "share": [pct(v) for v in kept["time_share"]],
         "performance": [format_si(v, "FLOP/s") for v in kept["flop_per_s"]],
         "mix": mix, "flops": flops, "bytes": traffic,
         **{ai_column(level): [format_number(v) for v in kept[ai_column(level)]] for level in LEVELS},
         "bound": bound,  # also the bars' colour: the display name only
         "binding_roof": [b + " — unproven: terms not counted" if incomplete(done) and b != "—" else b
                          for b, done in zip(binding, complete)],
-        "fraction": [lower_bound(_percent(v), done) for v, done in zip(kept["roofline_fraction"], complete)],
+        "fraction": [lower_bound(pct(v), done) for v, done in zip(kept["roofline_fraction"], complete)],
         "headroom": [upper_bound(format_si(v, "s"), done) + (" (upper bound)" if incomplete(done) and
                                                               math.isfinite(v) else "")
                      for v, done in zip(kept["headroom_s"].astype(float), complete)],

@@ -32,7 +32,7 @@ from ..analysis.chart import (
     roofline_xy,
 )
 from ..analysis.memory_panel import PANEL_NAME, with_panel
-from ..numbers import format_number, format_si
+from ..numbers import format_number, format_si, pct, signed_pct
 from ..safe_text import for_chart
 from .markdown import match_text
 from .memory_panel import PANEL_HEADS_VIEW, panel_layout, panel_rows, panel_view
@@ -108,9 +108,6 @@ def _arrow_rows(rows: pd.DataFrame, level: str, base_kernels: pd.DataFrame | Non
     def both(column: str, fmt) -> list[str]:
         return [f"{fmt(b)} → {fmt(h)}" for b, h in zip(rows[f"{column}_base"], rows[f"{column}_head"])]
 
-    def pct(value: float) -> str:
-        return "—" if pd.isna(value) else f"{100 * value:.1f} %"
-
     side = np.where(rows["verdict"] == "removed", "base", "head")
     frame = pd.DataFrame({
         "key": np.arange(len(rows)),
@@ -123,7 +120,7 @@ def _arrow_rows(rows: pd.DataFrame, level: str, base_kernels: pd.DataFrame | Non
         "time": [t + (" per launch" if not pd.isna(c) and c == COMPARED_PER_LAUNCH else "") for t, c in
                  zip(both("time_s", lambda v: format_si(v, "s")),
                      rows["compared"] if "compared" in rows else [None] * len(rows))],
-        "time_change": ["—" if pd.isna(p) else f"{p:+.1f} %" for p in rows["time_s_change_pct"]],
+        "time_change": [signed_pct(p) for p in rows["time_s_change_pct"]],
         "performance": both("flop_per_s", lambda v: format_si(v, "FLOP/s")),
         "level": display(level),
         "ai": [f"{format_number(b)} → {format_number(h)}"

@@ -6,7 +6,6 @@ then the kernels that moved most, then what appeared or disappeared. Same helper
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
@@ -18,6 +17,7 @@ from ...pipeline.gates import GateResult
 from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
+from ..numbers import signed_pct
 from ..safe_text import for_markdown_code, for_terminal
 
 VERDICT_MARKS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "neutral": "⚪ neutral",
@@ -34,13 +34,6 @@ def signed_si(value: float, unit: str) -> str:
     if value is None or pd.isna(value):
         return "—"
     return ("+" if value > 0 else "") + fmt_si(value, unit)
-
-
-def signed_pct(percent: float) -> str:
-    """A change already in percent: '+20.0%', '-6.3%'; '—' when unknown."""
-    if percent is None or pd.isna(percent) or not math.isfinite(percent):
-        return "—"
-    return f"{percent:+.1f}%"
 
 
 def signed_points(fraction_change: float) -> str:

@@ -29,7 +29,7 @@ from ..analysis.memory_panel import (
     panel_width,
     slot_axis,
 )
-from ..numbers import format_si
+from ..numbers import format_si, pct
 from ..placement import Plot
 
 PANEL_HEADS_VIEW = "memory_heads"
@@ -59,7 +59,7 @@ def panel_rows(arrows: pd.DataFrame, peaks: dict[str, float]) -> pd.DataFrame:
     rows["bandwidth"] = [f"{format_si(b, 'B/s')} → {format_si(h, 'B/s')}" for b, h in zip(rows["bw_base"],
                                                                                          rows["bw_head"])]
     peak = levels.map(peaks).astype(float)
-    rows["of_roof"] = [" → ".join("—" if not (np.isfinite(v) and p > 0) else f"{100 * v / p:.1f} %" for v in (b, h))
+    rows["of_roof"] = [" → ".join(pct(v / p) if p > 0 else "—" for v in (b, h))
                        for b, h, p in zip(rows["bw_base"], rows["bw_head"], peak)]
     moved = rows["has_bw_base"] & rows["has_bw_head"] & (rows["bw_base"] != rows["bw_head"])
     rows["head_shape"] = np.where(moved, "triangle-up", "circle")
