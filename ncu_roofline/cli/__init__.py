@@ -48,9 +48,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, on_sigterm)
     guarded = sys.stdout = GuardedStdout(sys.stdout)
     try:
-        app()
-        guarded.flush()  # buffered output that cannot be written is a failure, not a silent loss
-    except SystemExit as done:
+        code = run_command_line()
+        if code != 2:
+            guarded.flush()  # buffered output that cannot be written is a failure, not a silent loss
+    except SystemExit as done:  # sys.exit() in a command (typer.Exit is returned as a code instead)
         code = _exit_code(done.code)
         if code != 2:
             try:
@@ -71,6 +72,30 @@ def main() -> None:
         traceback.print_exc()
         code = 1
     _leave(code)
+
+
+def run_command_line(args: list[str] | None = None) -> int:
+    """The command's exit code. A command line click refuses (an unknown option, a missing argument, a value out
+    of range) is one line on stderr and exit 2, like every other bad input, instead of click's framed usage box."""
+    try:
+        result = app(args=args, standalone_mode=False)
+    except Exception as exc:
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if "NoArgsIsHelpError" in names:  # no arguments: the help was printed, as `no_args_is_help` asks
+            return 2
+        if "Abort" in names:  # click's EOF at a prompt
+            print("ncu-roofline: aborted", file=sys.stderr)
+            return 1
+        if "ClickException" not in names:
+            raise
+        from ..render.safe_text import for_terminal
+
+        ctx = getattr(exc, "ctx", None)
+        where = f"; see `{ctx.command_path} --help`" if ctx is not None and "UsageError" in names else ""
+        message = for_terminal(" ".join(exc.format_message().split())).rstrip(".")
+        print(f"ncu-roofline: error: {message}{where}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", 2) or 2)
+    return result if isinstance(result, int) else 0
 
 
 def _stdout_failed(error: StdoutFailed) -> int:

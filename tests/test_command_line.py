@@ -1,0 +1,52 @@
+"""A command line that click itself refuses (an unknown option, a value out of range, a missing argument) is bad
+input like any other: one line on stderr, exit 2 (cli.run_command_line). It was click's framed usage box: five
+lines or more, the error in the last of them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ncu_roofline.cli import run_command_line
+
+
+@pytest.mark.parametrize("args,message,command", [
+    (["batch", "-o", "x"], "No such option: -o", "batch"),
+    (["analyze", "--top", "0", "run.csv"], "Invalid value for '--top': 0 is not in the range x>=1", "analyze"),
+    (["history"], "Missing argument 'directory'", "history"),
+    (["ceilings", "show"], "Missing argument 'name'", "ceilings show"),
+    (["analyze", "--ot", "run.csv"], "No such option: --ot (Possible options: --out, --sort, --top)", "analyze"),
+    (["no-such-command"], "No such command 'no-such-command'", ""),
+])
+def test_a_refused_command_line_is_one_line_and_exit_2(capsys, args, message, command):
+    code = run_command_line(args)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith(f"ncu-roofline: error: {message}; see `"), line
+    assert line.endswith(f"{' ' + command if command else ''} --help`"), line
+
+
+def test_no_arguments_still_print_the_help(capsys):
+    assert run_command_line([]) == 2
+    out, err = capsys.readouterr()
+    assert "Usage:" in out + err and "analyze" in out + err and "error" not in out + err
+
+
+def test_help_and_a_run_keep_their_exit_codes(capsys):
+    assert run_command_line(["analyze", "--help"]) == 0
+    assert "--top" in capsys.readouterr().out
+    assert run_command_line(["ceilings", "show", "H100", "--json"]) == 0
+    assert '"name"' in capsys.readouterr().out
+
+
+def test_the_installed_command_says_it_in_one_line():
+    """The real process (cli.main): stderr holds the one line and nothing else."""
+    done = subprocess.run([sys.executable, "-m", "ncu_roofline.cli", "analyze", "--bogus", "x.csv"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "ncu-roofline: error: No such option: --bogus (Possible options: --gpu, --out, --verbose); "
+        "see `python -m ncu_roofline.cli analyze --help`"]
