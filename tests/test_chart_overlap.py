@@ -89,12 +89,11 @@ def overlapping_pairs(texts: list[dict]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _svgs(tmp: Path) -> list[tuple[str, Path]]:
-    """(name, roofline.svg) for the climate-seg capture at --top 40 and every shared sample that analyses at 20."""
+@pytest.fixture(scope="module")
+def analysed() -> list[tuple[str, object, int]]:
+    """(name, Analysis, top) for the climate-seg capture at --top 40 and every shared sample that analyses alone."""
     from ncu_roofline import analyze
     from ncu_roofline.core.errors import InputError
-    from ncu_roofline.render.analysis.chart import roofline_spec
-    from ncu_roofline.render.chart_files import write_chart
 
     runs: list[tuple[str, list[Path], dict]] = []
     if CLIMATE.exists():
@@ -104,23 +103,39 @@ def _svgs(tmp: Path) -> list[tuple[str, Path]]:
     for sample in sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".csv", ".ncu-rep", ".nsight-cuprof-report") or p.is_dir()):
         runs.append((f"{sample.parent.name}/{sample.name}", [sample], {"top": 20}))
     out = []
-    for index, (name, inputs, options) in enumerate(runs):
+    for name, inputs, options in runs:
         top = options.pop("top")
         try:
             result = analyze(inputs, **options)
         except InputError:
             continue  # not analysable alone (needs --gpu, a pair, ...): other tests cover why
-        if not len(result.kernels):
-            continue
+        if len(result.kernels):
+            out.append((name, result, top))
+    return out
+
+
+def _svgs(analysed: list[tuple[str, object, int]], tmp: Path) -> list[tuple[str, Path]]:
+    """(name, SVG) of each run's roofline, and of its instruction roofline where it counted warp instructions
+    (named "instruction roofline: NAME")."""
+    from ncu_roofline.render.analysis.chart import roofline_spec
+    from ncu_roofline.render.analysis.instruction_chart import has_instruction_data, instruction_roofline_spec
+    from ncu_roofline.render.chart_files import write_chart
+
+    out = []
+    for index, (name, result, top) in enumerate(analysed):
         [svg] = write_chart(roofline_spec(result.kernels, result.chart_context(top)), tmp / str(index), ["svg"])
         out.append((name, svg))
+        if has_instruction_data(result.kernels):
+            [svg] = write_chart(instruction_roofline_spec(result.kernels, title=name, top=top), tmp / str(index),
+                                ["svg"], stem="instruction_roofline")
+            out.append((f"instruction roofline: {name}", svg))
     return out
 
 
 @pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dict], list]]:
+def drawn(analysed, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dict], list]]:
     """(name, its texts' quads, its leader lines' ends) per chart."""
-    svgs = _svgs(tmp_path_factory.mktemp("overlap"))
+    svgs = _svgs(analysed, tmp_path_factory.mktemp("overlap"))
     results = []
     with offline_tab(1800, 1200) as tab:
         for name, svg in svgs:
@@ -188,9 +203,35 @@ def test_a_capture_without_flop_counters_draws_its_kernels_in_the_panel_without_
 
 
 def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
+    """Its roofline and, where it counted warp instructions, its instruction roofline (whose rank numbers were
+    once printed at a fixed offset from every point: '1' twice side by side read as '11')."""
     if len(laid_out) < 2:
         pytest.skip("shared samples absent")
+    assert sum(name.startswith("instruction roofline: ") for name, _ in laid_out) >= 5  # the full-set reports
     bad = {name: pairs[:5] for name, texts in laid_out if (pairs := overlapping_pairs(texts))}
+    assert bad == {}
+
+
+def test_every_instruction_roofline_number_sits_on_no_point(analysed):
+    """The placement's own boxes (render/placement.py) of each rank number against each point's disc, and every
+    drawn kernel has a number or is counted as unnumbered."""
+    from test_instruction_chart_labels import boxes_px
+
+    from ncu_roofline.render.analysis.instruction_chart import has_instruction_data, instruction_chart_data
+    from ncu_roofline.render.placement import box
+
+    bad = {}
+    for name, result, top in analysed:
+        if not has_instruction_data(result.kernels):
+            continue
+        data = instruction_chart_data(result.kernels, top)
+        texts, discs = boxes_px(data)
+        hits = [(data.labels["text"].iloc[i], "point") for i, a in enumerate(texts)
+                for x, y, r in discs if overlaps(a, box(x, y, 2 * r, 2 * r))]
+        if not set(data.points["rank"]) <= set(data.labels["rank"]) and data.unnumbered == 0:
+            hits.append(("missing", str(sorted(set(data.points["rank"]) - set(data.labels["rank"])))))
+        if hits:
+            bad[name] = hits[:5]
     assert bad == {}
 
 

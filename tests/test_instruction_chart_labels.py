@@ -1,5 +1,5 @@
 """The instruction roofline's rank numbers: placed as the roofline's (render/placement.py), one per spot of a
-kernel, on no point and no other text.
+kernel, on no point and no other text. On the shared samples, in Chromium: tests/test_chart_overlap.py.
 
 Before, every point carried its rank at a fixed offset: a kernel's L2 and DRAM points a few pixels apart printed
 "1" twice side by side, which reads as "11" (NCAR MW_Baseline), and two kernels at one spot printed "33".
@@ -8,17 +8,14 @@ Before, every point carried its rank at a fixed offset: a kernel's L2 and DRAM p
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from ncu_roofline.render.analysis.instruction_chart import (
     HEIGHT, POINT_SIZE, RANK_FONT, WIDTH, instruction_chart_data, instruction_roofline_spec)
 from ncu_roofline.render.placement import Plot, box, overlaps, text_size
 
-SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples"
 BASE = {"grid": "(80, 1, 1)", "block": "(256, 1, 1)", "peak_warp_gips": 400.0, "peak_bytes_per_s_dram": 1e12,
         "peak_bytes_per_s_l2": 4e12, "peak_bytes_per_s_l1": 16e12, "int_ops": math.nan, "launches": 1,
         "warp_inst": 1e9, "limiter": "latency", "limiter_evidence": "", "ii_shared_ideal": math.nan}
@@ -68,68 +65,3 @@ def test_the_spec_draws_the_placed_numbers_centred_and_says_how_many_found_no_ro
     assert len(spec["datasets"]["labels"]) == len(data.labels)
     assert spec["title"]["subtitle"][-1] == (f"{data.unnumbered} crowded points without a rank number: the tooltip "
                                              "names the kernel")
-
-
-def _samples_with_instruction_data() -> list[tuple[str, object]]:
-    from ncu_roofline import analyze
-    from ncu_roofline.core.errors import InputError
-    from ncu_roofline.render.analysis.instruction_chart import has_instruction_data
-
-    found = []
-    for sample in sorted(p for p in SAMPLES.glob("*/*") if p.suffix in (".csv", ".ncu-rep")):
-        try:
-            result = analyze(sample)
-        except InputError:
-            continue
-        if has_instruction_data(result.kernels):
-            found.append((f"{sample.parent.name}/{sample.name}", result.kernels))
-    return found
-
-
-@pytest.fixture(scope="module")
-def found() -> list[tuple[str, object]]:
-    if not SAMPLES.is_dir():
-        pytest.skip("../shared/ncu-samples is not present")
-    return _samples_with_instruction_data()
-
-
-@pytest.mark.conformance
-def test_every_shared_samples_instruction_roofline_numbers_overlap_no_point_or_number(found):
-    assert len(found) >= 5  # the full-set reports (issue 26: nine of them count warp instructions)
-    bad = {}
-    for name, kernels in found:
-        data = instruction_chart_data(kernels)
-        texts, discs = boxes_px(data)
-        hits = [(data.labels["text"].iloc[i], "number") for i, a in enumerate(texts)
-                for b in texts[i + 1:] if overlaps(a, b)]
-        hits += [(data.labels["text"].iloc[i], "point") for i, a in enumerate(texts)
-                 for x, y, r in discs if overlaps(a, box(x, y, 2 * r, 2 * r))]
-        # every kernel drawn has a number somewhere (or is counted as unnumbered)
-        drawn = set(data.points["rank"])
-        if not drawn <= set(data.labels["rank"]) and data.unnumbered == 0:
-            hits.append(("missing", str(sorted(drawn - set(data.labels["rank"])))))
-        if hits:
-            bad[name] = hits[:5]
-    assert bad == {}
-
-
-@pytest.mark.conformance
-def test_every_shared_samples_instruction_roofline_has_no_overlapping_texts_in_chromium(found, tmp_path):
-    """As test_chart_overlap.py checks the roofline: the SVG vl-convert writes, every text measured by Chromium."""
-    from test_chart_overlap import CHROMIUM, QUADS, offline_tab, overlapping_pairs
-
-    from ncu_roofline.render.chart_files import write_chart
-
-    if not CHROMIUM.exists():
-        pytest.skip("needs /usr/bin/chromium")
-    svgs = [(name, write_chart(instruction_roofline_spec(kernels, title=name), tmp_path / str(i), ["svg"],
-                               stem="instruction_roofline")[0]) for i, (name, kernels) in enumerate(found)]
-    bad = {}
-    with offline_tab(1400, 900) as tab:
-        for name, svg in svgs:
-            tab.goto(svg.as_uri())
-            texts = tab.evaluate(QUADS)
-            assert len(texts) > 10, name  # title, axes, legend, numbers: all drawn
-            if pairs := overlapping_pairs(texts):
-                bad[name] = pairs[:5]
-    assert bad == {}
