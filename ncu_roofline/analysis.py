@@ -116,6 +116,26 @@ class Analysis:
         return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points,
                              app=self.app.summary(top=top) if self.app is not None else None)
 
+    def project(self, targets: Iterable[str | Path], *, seconds_per_launch: float | None = None):
+        """This run's kernel groups placed on other GPUs' roofs: a `projection.project.Projection` whose `kernels`
+        table holds, per group and target, t_sol there, its bound, and the two models' times (docs/projection.md).
+        `targets`: table GPU names or `.toml` ceilings files, one target each."""
+        from .core.vocabulary import APP_TIME
+        from .model.place import user_roofs
+        from .projection.project import (Projection, launch_floor, project_kernels, project_runs,
+                                          projection_metadata, target_roofs)
+
+        wanted = [str(t) for t in ([targets] if isinstance(targets, (str, Path)) else targets)]
+        files = [user_roofs(t) for t in wanted if t.lower().endswith(".toml")]
+        roofs = target_roofs([t for t in wanted if not t.lower().endswith(".toml")], files)
+        floor_s, floor_source = launch_floor()
+        floor_s = floor_s if seconds_per_launch is None else float(seconds_per_launch)
+        kernels = project_kernels(self.kernels, roofs, seconds_per_launch=floor_s)
+        unprofiled = float(self.app.unprofiled[APP_TIME].sum()) if self.app is not None else 0.0
+        runs = project_runs(kernels, roofs, unprofiled_s=unprofiled)
+        return Projection(kernels, runs, roofs, self.chart_context().gpu,
+                          projection_metadata(self.metadata(), roofs, floor_s, floor_source))
+
     def markdown(self, *, top: int = 10, chart: str | None = None) -> str:
         """The Markdown summary for CI step summaries and pull-request comments (`chart`: a link to put in it)."""
         from .render.analysis.markdown import analysis_markdown

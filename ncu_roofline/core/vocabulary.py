@@ -189,3 +189,22 @@ UNITS: dict[str, str] = {"compute": "FLOP/s", "memory": "B/s"}
 def display(key: str) -> str:
     """'L2' for 'l2', 'Tensor' for 'tensor'; unknown keys as they are."""
     return DISPLAY.get(key, key)
+
+
+# A measured profile projected onto other GPUs (projection/, docs/projection.md): per kernel group and target, the
+# measured work on the target's roofs (`t_sol_target_s`, `bound_target`), the two models' times (the lower bound at
+# the roof, and the measured roofline fraction kept), each at least the launch floor (`launch_floor_s`).
+TARGET, BOUND_SOURCE, T_SOL_TARGET, BOUND_TARGET = "target", "bound_source", "t_sol_target_s", "bound_target"
+TIME_AT_ROOF, TIME_SAME_EFFICIENCY, LAUNCH_FLOOR = "time_at_roof_s", "time_same_efficiency_s", "launch_floor_s"
+AT_FLOOR, TERMS_LACKING, SOL_COMPLETE_TARGET = "at_launch_floor", "terms_lacking", "sol_complete_target"
+SPEEDUP_AT_ROOF, SPEEDUP_SAME_EFFICIENCY = "speedup_at_roof", "speedup_same_efficiency"
+PROJECTION_COLUMNS: tuple[str, ...] = (
+    TARGET, "time_s", "t_sol_s", BOUND_SOURCE, "roofline_fraction", SOL_COMPLETE, T_SOL_TARGET, BOUND_TARGET,
+    TIME_AT_ROOF, TIME_SAME_EFFICIENCY, LAUNCH_FLOOR, AT_FLOOR, SPEEDUP_AT_ROOF, SPEEDUP_SAME_EFFICIENCY,
+    SOL_COMPLETE_TARGET, TERMS_LACKING, "status")
+# The run per target: measured and projected GPU time of the kernels projected, the speedup range between the two
+# models, and what was left out (kernels not projectable, timeline time of kernels never profiled).
+SPEEDUP_LOW, SPEEDUP_HIGH, TIME_UNPROJECTED = "speedup_low", "speedup_high", "time_unprojected_s"
+PROJECTION_RUN_COLUMNS: tuple[str, ...] = (
+    TARGET, "kernels", "kernels_projected", "time_s", TIME_AT_ROOF, TIME_SAME_EFFICIENCY, SPEEDUP_LOW, SPEEDUP_HIGH,
+    TIME_UNPROJECTED, SOL_COMPLETE, "status")

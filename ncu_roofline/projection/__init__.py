@@ -1,0 +1,1 @@
+"""A measured profile projected onto other GPUs' roofs (project.py; docs/projection.md)."""
