@@ -122,7 +122,7 @@ class Analysis:
         `targets`: table GPU names or `.toml` ceilings files, one target each."""
         from .core.vocabulary import APP_TIME
         from .model.place import user_roofs
-        from .projection.project import (Projection, launch_floor, project_kernels, project_runs,
+        from .projection.project import (Projection, launch_floor, measured_roofs, project_kernels, project_runs,
                                           projection_metadata, target_roofs)
 
         wanted = [str(t) for t in ([targets] if isinstance(targets, (str, Path)) else targets)]
@@ -134,7 +134,8 @@ class Analysis:
         unprofiled = float(self.app.unprofiled[APP_TIME].sum()) if self.app is not None else 0.0
         runs = project_runs(kernels, roofs, unprofiled_s=unprofiled)
         return Projection(kernels, runs, roofs, self.chart_context().gpu,
-                          projection_metadata(self.metadata(), roofs, floor_s, floor_source))
+                          projection_metadata(self.metadata(), roofs, floor_s, floor_source),
+                          measured_roofs(self.kernels))
 
     def markdown(self, *, top: int = 10, chart: str | None = None) -> str:
         """The Markdown summary for CI step summaries and pull-request comments (`chart`: a link to put in it)."""

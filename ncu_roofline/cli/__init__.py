@@ -20,6 +20,7 @@ from .compare import compare
 from .history import history
 from .metrics import metrics
 from .model import model_app
+from .project import project
 from .show import show
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -29,6 +30,7 @@ for command in (analyze, show, compare):
 app.add_typer(ceilings_app, name="ceilings")
 app.command()(metrics)
 app.add_typer(model_app, name="model")
+app.command()(project)
 for command in (history, batch):
     app.command()(command)
 

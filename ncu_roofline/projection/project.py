@@ -40,6 +40,7 @@ from ..core.vocabulary import (
     LAUNCH_FLOOR,
     PROJECTION_COLUMNS,
     PROJECTION_RUN_COLUMNS,
+    ROOF_COLUMNS,
     SOL_COMPLETE,
     SOL_COMPLETE_TARGET,
     SPEEDUP_AT_ROOF,
@@ -88,6 +89,7 @@ class Projection:
     targets: list[RoofSet]
     source_gpu: str
     metadata: dict[str, str] = field(default_factory=dict)
+    source_peaks: dict[str, float] = field(default_factory=dict)  # the profiled GPU's roofs, for the chart
 
     @property
     def peaks_by_gpu(self) -> dict[str, dict[str, float]]:
@@ -102,6 +104,15 @@ def projection_metadata(base: dict[str, str], targets: list[RoofSet], seconds_pe
             "ncu_roofline.projection.assumptions": json.dumps(list(ASSUMPTIONS)),
             "ncu_roofline.projection.launch_floor": json.dumps({"seconds_per_launch": seconds_per_launch,
                                                                 "source": floor_source})}
+
+
+def measured_roofs(kernels: pd.DataFrame) -> dict[str, float]:
+    """The roofs the profiled kernels were placed on (the first group's that has any), by peak column."""
+    for _, row in kernels[[c for c in ROOF_COLUMNS if c in kernels.columns]].iterrows():
+        known = {c: float(v) for c, v in row.items() if pd.notna(v) and v > 0}
+        if known:
+            return known
+    return {}
 
 
 def target_roofs(names: list[str], files: list[RoofSet] = ()) -> list[RoofSet]:

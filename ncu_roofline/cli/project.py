@@ -1,0 +1,106 @@
+"""`ncu-roofline project PROFILE --to GPU [--to GPU ...]`: analyse as `analyze` does, place the measured work on
+each target's roofs (`Analysis.project`), write the JSON, Markdown and `-o` files as one set, print the table."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+
+from .common import CEILINGS, CLOCK, GPU, GROUP_BY, SUMMARY_MD
+
+
+def project(
+    inputs: List[str] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    to: List[str] = typer.Option(..., "--to", help="A target GPU of the built-in table (see `ncu-roofline "
+                                                   "ceilings`) or a ceilings FILE.toml; repeatable."),
+    gpu: Optional[str] = GPU,
+    ceilings: Optional[str] = CEILINGS,
+    clock: str = CLOCK,
+    group_by: str = GROUP_BY,
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernel groups whose name matches this regex."),
+    exclude: Optional[str] = typer.Option(None, "--exclude", help="Leave out kernel groups matching this regex."),
+    nsys: Optional[str] = typer.Option(None, "--nsys", help="Nsight Systems timeline of the run (as for analyze): "
+                                                            "the run's totals weighted by the whole run's time."),
+    nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU of a multi-GPU --nsys."),
+    partial: bool = typer.Option(False, "--partial", help="Project what can be: kernels whose work has no roof "
+                                                          "on a target stay listed as not projectable (else exit 2)."),
+    rows: int = typer.Option(10, "--rows", min=1, help="Kernel groups listed in the terminal."),
+    top: int = typer.Option(20, "--top", min=1, help="Kernel groups drawn in the chart."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write projection.parquet and the chart here."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
+    summary_md_arg: Optional[str] = SUMMARY_MD,
+    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the projection as JSON here ('-' for stdout)."),
+    wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
+) -> None:
+    """What this run would take on other GPUs: the measured work on their roofs, as two stated models."""
+    from ..render.bundle import check_distinct_outputs
+    from ..render.projection.outputs import OUTPUT_NAMES
+    from .common import _formats, checked_text, grouping, path, say, say_written, stdout, user_errors, write_run
+
+    with user_errors():
+        out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
+        formats = _formats(fmt, out)
+        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
+        groups = grouping(group_by)
+        targets = [checked_text(t, "--to") for t in to]
+        ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
+        _targets(targets)  # an unknown target fails before any input is read
+        from .. import analyze as run_analysis
+
+        result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups, kernel=kernel,
+                              exclude=exclude, nsys=nsys, nsys_device=nsys_device)
+        projection = result.project(targets)
+        _refuse(projection, inputs, partial=partial)
+        from ..projection.project import ASSUMPTIONS
+        from ..render.projection.console import projection_markdown, projection_table, run_lines, status_lines
+        from ..render.projection.json_summary import projection_json
+        from ..render.projection.outputs import projection_bundle
+
+        written, to_stdout = write_run(result.input_paths, out, lambda: projection_bundle(
+            projection.kernels, result.kernels, projection.source_gpu, projection.source_peaks,
+            projection.peaks_by_gpu, metadata=projection.metadata, formats=tuple(formats), top=top), [
+            (summary_md, lambda: projection_markdown(projection.kernels, projection.runs,
+                                                     source_gpu=projection.source_gpu,
+                                                     inputs=[f.path for f in result.inputs],
+                                                     assumptions=ASSUMPTIONS, top=rows)),
+            (json_out, lambda: projection_json(projection.kernels, projection.runs, projection.metadata))])
+        sys.stdout.write(to_stdout)
+        if str(json_out) != "-":
+            shown = min(rows, len(result.kernels))
+            stdout.print(projection_table(projection.kernels, top=rows, width=stdout.width, wide=wide,
+                                          title=f"measured on {projection.source_gpu}; top {shown} by "
+                                                f"{'app_headroom_s' if result.app is not None else 'headroom'}"))
+            for line in [*status_lines(projection.kernels, top=rows), *run_lines(projection.runs)]:
+                say(line, soft_wrap=True)
+            say("A model, not a measurement: the assumptions are in every output's metadata and "
+                "docs/projection.md.", soft_wrap=True)
+            say_written(written)
+
+
+def _targets(names: list[str]):
+    """Every --to checked before the profile is read: table rows by name, `.toml` files as ceilings files."""
+    from ..model.place import user_roofs
+    from ..projection.project import target_roofs
+
+    files = [user_roofs(n) for n in names if n.lower().endswith(".toml")]
+    return target_roofs([n for n in names if not n.lower().endswith(".toml")], files)
+
+
+def _refuse(projection, inputs: list[str], *, partial: bool) -> None:
+    """Exit 2 with one line where a target can take nothing, or (without --partial) lacks a roof some work needs."""
+    from ..core.errors import InputError
+    from ..projection.project import refuse_unplaceable
+
+    source = inputs[0] if len(inputs) == 1 else None
+    refuse_unplaceable(projection.kernels, projection.runs, source)
+    if partial:
+        return
+    lacking = projection.kernels[projection.kernels["status"].str.contains("not projectable", regex=False)]
+    if len(lacking):
+        first = lacking.iloc[0]
+        why = next(p for p in str(first["status"]).split("; ") if p.startswith("not projectable"))
+        raise InputError(source, f"{why.removeprefix('not projectable: ')} for the work of "
+                                 f"{len(set(lacking['rank']))} kernel group(s) (choose another --to, give one a "
+                                 "ceilings FILE.toml with that roof, or --partial to list them as not projectable)")
