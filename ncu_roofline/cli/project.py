@@ -73,9 +73,9 @@ def project(
                                           title=f"measured on {projection.source_gpu}; top {shown} by "
                                                 f"{'app_headroom_s' if result.app is not None else 'headroom'}"))
             for line in [*status_lines(projection.kernels, top=rows), *run_lines(projection.runs)]:
-                say(line, soft_wrap=True)
+                say(line)
             say("A model, not a measurement: the assumptions are in every output's metadata and "
-                "docs/projection.md.", soft_wrap=True)
+                "docs/projection.md.")
             say_written(written)
 
 

@@ -176,8 +176,9 @@ def _onto(kernels: pd.DataFrame, identity: list[str], roofs: RoofSet, seconds_pe
     notes.add(no_source, "no speed of light on the profiled GPU: same efficiency unknown")
     notes.add(~roofless & np.isnan(t_sol_target), "no counted work to place on the target's roofs")
     has_lack = lacking != ""
-    notes.add(has_lack & ~roofless, "speed of light lacks uncounted terms: projected times are lower bounds")
-    bound = sol["bound"].astype(object).where(~roofless & sol["bound"].notna(), None)
+    notes.add_column(np.where(has_lack & ~roofless, "not counted: " + lacking + " (projected times are lower bounds)",
+                              ""))
+    bound = np.where(~roofless & sol["bound"].notna().to_numpy(), sol["bound"].astype(object).to_numpy(), None)
     with np.errstate(divide="ignore", invalid="ignore"):
         speedup_roof = np.where(at_roof > 0, time_s / at_roof, np.nan)
         speedup_same = np.where(same > 0, time_s / same, np.nan)
@@ -187,7 +188,7 @@ def _onto(kernels: pd.DataFrame, identity: list[str], roofs: RoofSet, seconds_pe
         "time_s": time_s, "t_sol_s": t_sol, BOUND_SOURCE: kernels["bound"].astype(object).to_numpy(),
         "roofline_fraction": kernels["roofline_fraction"].to_numpy(dtype="float64"),
         SOL_COMPLETE: kernels[SOL_COMPLETE].to_numpy(dtype=bool),
-        T_SOL_TARGET: t_sol_target, BOUND_TARGET: bound.to_numpy(), TIME_AT_ROOF: at_roof,
+        T_SOL_TARGET: t_sol_target, BOUND_TARGET: bound, TIME_AT_ROOF: at_roof,
         TIME_SAME_EFFICIENCY: same, LAUNCH_FLOOR: floor,
         AT_FLOOR: ~np.isnan(t_sol_target) & (floor > t_sol_target), SPEEDUP_AT_ROOF: speedup_roof,
         SPEEDUP_SAME_EFFICIENCY: speedup_same,

@@ -29,7 +29,7 @@ from ..safe_text import for_terminal
 # The rank, the kernel, its GPU and the two projected times are kept; the rest give way (render/fit.py).
 PROJECTION_COLUMNS = (Col("#"), Col("kernel", "left"), Col("GPU", "left"), Col("now", drop=3),
                       Col("at roof", legend="at roof: the measured work at the target's roof (a lower bound)"),
-                      Col("same eff.", legend="same eff.: at the roofline fraction measured now"),
+                      Col("same eff", legend="same eff: at the roofline fraction measured now"),
                       Col("bound", "left", drop=2, legend="bound: now → on the target"),
                       Col("speedup", drop=1))
 INCOMPLETE = ("≥ at roof, ? bound: the speed of light lacks terms that were not counted (terms_lacking), "
@@ -109,7 +109,10 @@ def status_lines(kernels: pd.DataFrame, *, top: int = 10) -> list[str]:
     """'status of #1 on H200: ...' for every shown row whose projection says something."""
     ranks = list(dict.fromkeys(kernels["rank"]))[:top]
     shown = kernels[kernels["rank"].isin(ranks) & (kernels["status"] != "ok")]
-    return [f"status of #{row.rank} on {row.target}: {row.status}" for row in shown.itertuples(index=False)]
+    by_text: dict[tuple[str, str], list[str]] = {}
+    for row in shown.itertuples(index=False):
+        by_text.setdefault((row.status, row.target), []).append(f"#{row.rank}")
+    return [f"status of {', '.join(ranks)} on {target}: {status}" for (status, target), ranks in by_text.items()]
 
 
 def projection_markdown(kernels: pd.DataFrame, runs: pd.DataFrame, *, source_gpu: str, inputs: list[str],
