@@ -187,3 +187,31 @@ def test_cli_profile_with_nothing_projectable_is_one_line_exit_2(samples):
     # only the tensor GEMMs, onto a GPU without tensor cores: nothing can be projected, --partial or not
     none = _cli(str(profile), "--gpu", V100, "--kernel", "cutlass", "--to", "GTX 1660 SUPER", "--partial")
     assert none.exit_code == 2 and "no kernel can be projected onto NVIDIA GeForce GTX 1660 SUPER" in none.output
+
+
+def test_a_timeline_weights_the_run_by_every_launch_of_each_kernel():
+    """fixtures/nsys/kern_sum_2024.csv: dgemm 0.400 s and saxpy 0.050 s over 100 launches each, and 0.150 s of a
+    kernel the profile never reached (0.600 s in all). Each group's projection counts app_time_s / time_s times."""
+    result = analyze(FIXTURES / "raw_base_units.csv", nsys=FIXTURES / "nsys" / "kern_sum_2024.csv")
+    projection = result.project(["H200"])
+    kernels, run = projection.kernels, projection.runs.iloc[0]
+    weight = kernels["app_time_s"] / kernels["time_s"]
+    assert run["time_s"] == pytest.approx(0.400 + 0.050, rel=1e-12)
+    assert run["time_at_roof_s"] == pytest.approx((weight * kernels["time_at_roof_s"]).sum(), rel=1e-12)
+    assert run["time_same_efficiency_s"] == pytest.approx((weight * kernels["time_same_efficiency_s"]).sum(),
+                                                          rel=1e-12)
+    assert run["time_unprojected_s"] == pytest.approx(0.600 - 0.450, rel=1e-9)
+    assert "never profiled" in run["status"]
+
+
+def test_json_follows_the_documented_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    text = (ROOT / "docs" / "json-schema.md").read_text()
+    schema = json.loads(text.split("<!-- schema: projection -->", 1)[1].split("```json", 1)[1].split("```", 1)[0])
+    result = _cli(str(FIXTURES / "tensor_types_raw.csv"), "--to", "NVIDIA A100-PCIE-40GB", "--to", "B200",
+                  "--partial", "--json", "-")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    jsonschema.Draft7Validator(schema).validate(payload)
+    fp8 = next(k for k in payload["kernels"] if k["kernel_name"] == "gemm_fp8_e4m3" and "A100" in k["target"])
+    assert fp8["time_at_roof_s"] is None and fp8["bound_target"] is None  # null, never 0
