@@ -215,3 +215,19 @@ def test_json_follows_the_documented_schema():
     jsonschema.Draft7Validator(schema).validate(payload)
     fp8 = next(k for k in payload["kernels"] if k["kernel_name"] == "gemm_fp8_e4m3" and "A100" in k["target"])
     assert fp8["time_at_roof_s"] is None and fp8["bound_target"] is None  # null, never 0
+
+
+def test_the_chart_puts_each_kernel_under_the_roof_of_its_own_tensor_type():
+    from ncu_roofline.render.projection.chart import chart_points
+
+    result = analyze(FIXTURES / "tensor_types_raw.csv")
+    projection = result.project(["B200"])
+    points, arrows, no_flop = chart_points(projection.kernels, result.kernels, projection.source_gpu)
+    roof = dict(zip(points["rank"], points["roof"]))
+    assert roof[2] == "tensor_fp8" and roof[3] == "tensor_fp16" and no_flop == 0
+    # one arrow per kernel and model; it ends at flop_total / the projected time
+    assert len(arrows) == 3 * 2
+    fp8 = projection.kernels.set_index("rank").loc[2]
+    flop = result.kernels.set_index("rank").loc[2, "flop_total"]
+    ends = arrows[arrows["label"] == "#2"]["y2"].tolist()
+    assert sorted(ends) == pytest.approx(sorted([flop / fp8["time_at_roof_s"], flop / fp8["time_same_efficiency_s"]]))

@@ -14,7 +14,8 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ...core.vocabulary import AI_OFF_CHIP, COMPUTE_TERMS, TARGET, TIME_AT_ROOF, TIME_SAME_EFFICIENCY, counted
+from ...core.vocabulary import (AI_OFF_CHIP, COMPUTE_TERMS, TARGET, TENSOR_TERMS, TIME_AT_ROOF,
+                                 TIME_SAME_EFFICIENCY, counted)
 from .. import vegalite as vl
 from ..model.chart import model_chart
 
@@ -22,9 +23,14 @@ MODELS = {"time_s": "now", TIME_AT_ROOF: "at roof", TIME_SAME_EFFICIENCY: "same 
 
 
 def _compute_roof(measured: pd.DataFrame) -> pd.Series:
-    """Per kernel group, the compute roof its FLOPs mostly run on (the precision with the most FLOPs)."""
-    flops = measured[[t.amount for t in COMPUTE_TERMS]].fillna(0.0).to_numpy(dtype="float64")
-    keys = np.array([t.key for t in COMPUTE_TERMS], dtype=object)
+    """Per kernel group, the compute roof its FLOPs mostly run on: the precision with the most FLOPs, and where the
+    capture splits tensor work by input type, that type's roof (FP8 work sits under the FP8 roof)."""
+    terms = [t for t in (*COMPUTE_TERMS, *TENSOR_TERMS) if t.amount in measured.columns]
+    flops = measured[[t.amount for t in terms]].fillna(0.0).to_numpy(dtype="float64")
+    typed = np.array([t in TENSOR_TERMS for t in terms])
+    split = flops[:, typed].sum(axis=1) > 0
+    flops[:, [t.key == "tensor" for t in terms]] *= ~split[:, None]  # the pipe steps aside for its types
+    keys = np.array([t.key for t in terms], dtype=object)
     return pd.Series(keys[flops.argmax(axis=1)], index=measured.index)
 
 
