@@ -23,7 +23,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ncu_roofline"
 # The folders are the layers, lowest first: a module may import its own layer and the ones below, never one above.
 # Inside render/, the shared pieces at its top sit below the per-subject folders (analysis/, compare/, ...).
 FOLDER_LAYERS: dict[str, float] = {
-    "core": 0, "readers": 1, "roofs": 2, "pipeline": 3, "compare": 4, "history": 4, "model": 4, "projection": 4,
+    "core": 0, "readers": 1, "roofs": 2, "pipeline": 3, "compare": 4, "history": 4, "model": 4,
+    "projection": 4,
     "render": 5, "cli": 7,
 }
 RENDER_SUBJECT = 5.5  # render/<subject>/

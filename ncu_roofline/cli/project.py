@@ -84,8 +84,14 @@ def _targets(names: list[str]):
     from ..model.place import user_roofs
     from ..projection.project import target_roofs
 
+    from ..core.errors import InputError
+
     files = [user_roofs(n) for n in names if n.lower().endswith(".toml")]
-    return target_roofs([n for n in names if not n.lower().endswith(".toml")], files)
+    try:
+        return target_roofs([n for n in names if not n.lower().endswith(".toml")], files)
+    except InputError as error:  # the table's advice names --gpu; here the option is --to
+        raise InputError(error.path, error.message.replace("pass --gpu", "pass --to")
+                         .replace("--ceilings FILE.toml", "--to FILE.toml")) from None
 
 
 def _refuse(projection, inputs: list[str], *, partial: bool) -> None:

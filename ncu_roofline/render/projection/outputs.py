@@ -14,8 +14,8 @@ OUTPUT_NAMES = ("projection.parquet", *(f"projection.{f}" for f in ("vl.json", "
 
 
 def projection_bundle(kernels: pd.DataFrame, measured: pd.DataFrame, source_gpu: str,
-                      source_peaks: Mapping[str, float], peaks_by_gpu: Mapping[str, Mapping[str, float]], *, metadata: dict[str, str],
-                      formats: tuple[str, ...] = (), top: int = 20) -> Bundle:
+                      source_peaks: Mapping[str, float], peaks_by_gpu: Mapping[str, Mapping[str, float]], *,
+                      metadata: dict[str, str], formats: tuple[str, ...] = (), top: int = 20) -> Bundle:
     from ..chart_files import chart_payloads
     from .chart import projection_chart
 
