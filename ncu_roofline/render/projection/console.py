@@ -125,9 +125,10 @@ def projection_markdown(kernels: pd.DataFrame, runs: pd.DataFrame, *, source_gpu
               "|---:|---|---|---:|---:|---:|---|---:|"]
     ranks = list(dict.fromkeys(kernels["rank"]))[:top]
     shown = kernels[kernels["rank"].isin(ranks)]
-    for row, cells in zip(shown.itertuples(index=False), _rows(shown, {})):
-        name = cell(display_name(str(row.kernel_name)))
-        lines.append(f"| {cells[0]} | `{name}` | {cell(cells[2])} | {' | '.join(cell(c) for c in cells[3:])} |")
+    names = distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
+                            shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), 60)
+    for name, cells in zip(names, _rows(shown, {})):
+        lines.append(f"| {cells[0]} | `{cell(name)}` | {cell(cells[2])} | {' | '.join(cell(c) for c in cells[3:])} |")
     notes = status_lines(kernels, top=top)
     if notes:
         lines += [""] + [f"- {cell(n)}" for n in notes]
