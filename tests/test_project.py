@@ -231,3 +231,13 @@ def test_the_chart_puts_each_kernel_under_the_roof_of_its_own_tensor_type():
     flop = result.kernels.set_index("rank").loc[2, "flop_total"]
     ends = arrows[arrows["label"] == "#2"]["y2"].tolist()
     assert sorted(ends) == pytest.approx(sorted([flop / fp8["time_at_roof_s"], flop / fp8["time_same_efficiency_s"]]))
+
+
+def test_onto_the_profiled_gpu_itself_the_models_give_back_the_measurement(v100):
+    """Same roofs, same work: at roof is the measured t_sol, same efficiency the measured time (no floor binds)."""
+    kernels = v100.project([V100]).kernels.set_index("rank")
+    measured = v100.kernels.set_index("rank")
+    assert (~kernels["at_launch_floor"]).all()
+    assert kernels["time_at_roof_s"].tolist() == pytest.approx(measured["t_sol_s"].tolist(), rel=1e-12)
+    assert kernels["time_same_efficiency_s"].tolist() == pytest.approx(measured["time_s"].tolist(), rel=1e-12)
+    assert (kernels["bound_target"] == measured["bound"].astype(str)).all()
