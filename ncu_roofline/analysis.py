@@ -121,13 +121,10 @@ class Analysis:
         table holds, per group and target, t_sol there, its bound, and the two models' times (docs/projection.md).
         `targets`: table GPU names or `.toml` ceilings files, one target each."""
         from .core.vocabulary import APP_TIME
-        from .model.place import user_roofs
         from .projection.project import (Projection, launch_floor, measured_roofs, project_kernels, project_runs,
                                           projection_metadata, target_roofs)
 
-        wanted = [str(t) for t in ([targets] if isinstance(targets, (str, Path)) else targets)]
-        files = [user_roofs(t) for t in wanted if t.lower().endswith(".toml")]
-        roofs = target_roofs([t for t in wanted if not t.lower().endswith(".toml")], files)
+        roofs = target_roofs([str(t) for t in ([targets] if isinstance(targets, (str, Path)) else targets)])
         floor_s, floor_source = launch_floor()
         floor_s = floor_s if seconds_per_launch is None else float(seconds_per_launch)
         kernels = project_kernels(self.kernels, roofs, seconds_per_launch=floor_s)

@@ -241,3 +241,22 @@ def test_onto_the_profiled_gpu_itself_the_models_give_back_the_measurement(v100)
     assert kernels["time_at_roof_s"].tolist() == pytest.approx(measured["t_sol_s"].tolist(), rel=1e-12)
     assert kernels["time_same_efficiency_s"].tolist() == pytest.approx(measured["time_s"].tolist(), rel=1e-12)
     assert (kernels["bound_target"] == measured["bound"].astype(str)).all()
+
+
+def test_a_ceilings_file_is_a_target_of_its_own(v100, tmp_path):
+    target = tmp_path / "lab_gpu.toml"
+    target.write_text('name = "lab GPU"\n[peaks]\nfp64_tflops = 1\nfp32_tflops = 2\nfp16_tflops = 4\n'
+                      'tensor_tflops = 8\ndram_gbps = 1000\nl2_gbps = 2000\nl1_gbps = 4000\n')
+    projection = v100.project([str(target), "H200"])
+    assert list(projection.runs["target"]) == ["lab GPU", "NVIDIA H200"]  # in the order asked
+    kernels = projection.kernels[projection.kernels["target"] == "lab GPU"].set_index("rank")
+    measured = v100.kernels.set_index("rank")
+    for rank, row in kernels.iterrows():
+        m = measured.loc[rank]
+        want = max(m["flop_fp64"] / 1e12, m["flop_fp32"] / 2e12, m["flop_fp16"] / 4e12, m["flop_tensor"] / 8e12,
+                   m["bytes_dram"] / 1e12, m["bytes_l2"] / 2e12, m["bytes_l1"] / 4e12)
+        assert row["t_sol_target_s"] == pytest.approx(want, rel=1e-12)
+    result = _cli(str(ROOT.parent / "shared" / "ncu-samples" / "cuda-roofline" / "output_V100.csv"), "--gpu", V100,
+                  "--to", str(target), "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["target"] == "lab GPU"

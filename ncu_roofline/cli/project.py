@@ -81,14 +81,11 @@ def project(
 
 def _targets(names: list[str]):
     """Every --to checked before the profile is read: table rows by name, `.toml` files as ceilings files."""
-    from ..model.place import user_roofs
+    from ..core.errors import InputError
     from ..projection.project import target_roofs
 
-    from ..core.errors import InputError
-
-    files = [user_roofs(n) for n in names if n.lower().endswith(".toml")]
     try:
-        return target_roofs([n for n in names if not n.lower().endswith(".toml")], files)
+        return target_roofs(names)
     except InputError as error:  # the table's advice names --gpu; here the option is --to
         raise InputError(error.path, error.message.replace("pass --gpu", "pass --to")
                          .replace("--ceilings FILE.toml", "--to FILE.toml")) from None

@@ -115,11 +115,12 @@ def measured_roofs(kernels: pd.DataFrame) -> dict[str, float]:
     return {}
 
 
-def target_roofs(names: list[str], files: list[RoofSet] = ()) -> list[RoofSet]:
-    """The targets in the order given, one per name (the first kept where two name the same GPU)."""
-    from ..model.place import table_roofs
+def target_roofs(targets: list[str]) -> list[RoofSet]:
+    """The targets in the order given: a table GPU by name, or a ceilings file (`.toml`, roofs/user_file.py); the
+    first kept where two name the same GPU."""
+    from ..model.place import table_roofs, user_roofs
 
-    sets = table_roofs(names) + list(files)
+    sets = [user_roofs(t) if t.lower().endswith(".toml") else table_roofs([t])[0] for t in targets]
     if not sets:
         raise InputError(None, "name a target GPU with --to NAME (repeatable; see `ncu-roofline ceilings`) "
                                "or --to FILE.toml")
