@@ -216,7 +216,8 @@ def project_runs(projected: pd.DataFrame, targets: list[RoofSet], *, unprofiled_
         time_s = part["time_s"].to_numpy(dtype="float64")
         weight = part[APP_TIME].to_numpy(dtype="float64") / time_s if weighted else np.ones(len(part))
         at_roof, same = part[TIME_AT_ROOF].to_numpy(dtype="float64"), part[TIME_SAME_EFFICIENCY].to_numpy("float64")
-        done = ~np.isnan(at_roof) & ~np.isnan(same) & np.isfinite(weight)
+        modelled = ~np.isnan(at_roof) & ~np.isnan(same)
+        done = modelled & np.isfinite(weight)
         measured = weight * time_s
         total = float(np.sum(measured[done])) if done.any() else np.nan
         roof_total = float(np.sum((weight * at_roof)[done])) if done.any() else np.nan
@@ -224,8 +225,11 @@ def project_runs(projected: pd.DataFrame, targets: list[RoofSet], *, unprofiled_
         left = float(np.nansum(np.where(done, 0.0, np.where(np.isfinite(measured), measured, 0.0)))) + unprofiled_s
         slow, fast = max(roof_total, same_total), min(roof_total, same_total)
         status = []
-        if (~done).any():
-            status.append(f"{counted(int((~done).sum()), 'kernel')} not projected (see their status)")
+        if (~modelled).any():
+            status.append(f"{counted(int((~modelled).sum()), 'kernel')} not projected (see their status)")
+        if (modelled & ~done).any():
+            status.append(f"{counted(int((modelled & ~done).sum()), 'kernel')} without time on the timeline "
+                          "left out")
         if unprofiled_s > 0:
             status.append("timeline time of kernels never profiled is not projected")
         complete = bool(part[SOL_COMPLETE_TARGET].to_numpy(dtype=bool)[done].all()) if done.any() else False
