@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ...core.vocabulary import (AI_OFF_CHIP, COMPUTE_TERMS, TARGET, TENSOR_TERMS, TIME_AT_ROOF,
+from ...core.vocabulary import (AI_OFF_CHIP, BOUND_TARGET, COMPUTE_TERMS, TARGET, TENSOR_TERMS, TIME_AT_ROOF,
                                  TIME_SAME_EFFICIENCY, counted)
 from .. import vegalite as vl
 from ..model.chart import model_chart
@@ -46,14 +46,15 @@ def chart_points(projected: pd.DataFrame, measured: pd.DataFrame, source_gpu: st
     now = info.assign(gpu=source_gpu, time=drawable["time_s"], model=MODELS["time_s"])
     moves = []
     for column in (TIME_AT_ROOF, TIME_SAME_EFFICIENCY):
-        part = projected[["rank", TARGET, column]].rename(columns={TARGET: "gpu", column: "time"})
+        part = projected[["rank", TARGET, column, BOUND_TARGET]].rename(
+            columns={TARGET: "gpu", column: "time", BOUND_TARGET: "bound"})
         part = part.merge(info.drop(columns="bound"), on="rank").assign(model=MODELS[column])
         moves.append(part[part["time"] > 0])
     points = pd.concat([now, *moves], ignore_index=True)
     points = points.assign(
         name=points["model"], ai=points[AI_OFF_CHIP], flop=points["flop_total"], bytes=points["flop_total"]
         / points[AI_OFF_CHIP], t_min_s=points["time"], attainable_flop_per_s=points["flop_total"] / points["time"],
-        ridge_ai=np.nan, bound=points["bound"].astype(object).where(points["gpu"] == source_gpu, None))
+        ridge_ai=np.nan, bound=points["bound"].astype(object))  # the tooltip's bound: on that GPU
     start = now[["rank", "flop_total", "time"]].rename(columns={"time": "time_now"})
     arrows = pd.concat(moves, ignore_index=True).merge(start, on=["rank", "flop_total"])
     arrows = pd.DataFrame({"x": arrows[AI_OFF_CHIP], "y": arrows["flop_total"] / arrows["time_now"],
