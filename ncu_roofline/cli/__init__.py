@@ -18,6 +18,7 @@ from .ceilings import ceilings_app
 from .common import GuardedStdout, StdoutClosed, StdoutFailed, on_sigterm
 from .compare import compare
 from .history import history
+from .mcp import mcp
 from .metrics import metrics
 from .model import model_app
 from .show import show
@@ -29,7 +30,7 @@ for command in (analyze, show, compare):
 app.add_typer(ceilings_app, name="ceilings")
 app.command()(metrics)
 app.add_typer(model_app, name="model")
-for command in (history, batch):
+for command in (history, batch, mcp):
     app.command()(command)
 
 
