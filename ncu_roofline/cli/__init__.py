@@ -18,6 +18,7 @@ from .ceilings import ceilings_app
 from .common import GuardedStdout, StdoutClosed, StdoutFailed, on_sigterm
 from .compare import compare
 from .history import history
+from .mcp import mcp
 from .metrics import metrics
 from .model import model_app
 from .project import project
@@ -31,7 +32,7 @@ app.add_typer(ceilings_app, name="ceilings")
 app.command()(metrics)
 app.add_typer(model_app, name="model")
 app.command()(project)
-for command in (history, batch):
+for command in (history, batch, mcp):
     app.command()(command)
 
 

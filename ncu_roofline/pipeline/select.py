@@ -79,3 +79,12 @@ def select_launches(launches: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFra
     if "kernel_name" not in launches:
         return launches
     return launches[launches["kernel_name"].isin(set(kernels["kernel_name"]))].reset_index(drop=True)
+
+
+def kernel_launches(launches: pd.DataFrame, kernel: pd.Series) -> pd.DataFrame:
+    """The launch rows of one kernel group: its recorded name and, where the group has them, its grid and block."""
+    mine = launches[launches["kernel_name"] == kernel["kernel_name"]]
+    for column in ("grid", "block"):
+        if column in mine and pd.notna(kernel.get(column)):
+            mine = mine[mine[column].astype(str) == str(kernel[column])]
+    return mine
