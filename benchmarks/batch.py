@@ -89,6 +89,7 @@ def main() -> None:
         runs = len(list((work / "batch-history" / "kernels").glob("run_id=*/part-*.parquet")))
         if runs != args.reports:
             raise SystemExit(f"batch wrote {runs} runs for {args.reports} reports")
+        one_s = time_batch(work / "reports", work / "batch-history-1", 1)  # what --jobs N is measured against
         subset = reports[: min(args.loop_subset, len(reports))]
         loop_s = time_loop(subset, work / "loop-history")
     loop_all_s = loop_s / len(subset) * len(reports)
@@ -103,12 +104,16 @@ def main() -> None:
         "| how | reports | time | reports/s | per report |", "|---|---:|---:|---:|---:|",
         f"| `batch --jobs {args.jobs}` | {args.reports} | {batch_s:.1f} s | {args.reports / batch_s:.1f} | "
         f"{1e3 * batch_s / args.reports:.0f} ms |",
+        f"| `batch --jobs 1` | {args.reports} | {one_s:.1f} s | {args.reports / one_s:.1f} | "
+        f"{1e3 * one_s / args.reports:.0f} ms |",
         f"| shell loop of `analyze --history` (measured) | {len(subset)} | {loop_s:.1f} s | "
         f"{len(subset) / loop_s:.2f} | {1e3 * loop_s / len(subset):.0f} ms |",
         f"| shell loop, extrapolated linearly | {args.reports} | {loop_all_s:.0f} s | "
         f"{args.reports / loop_all_s:.2f} | {1e3 * loop_all_s / args.reports:.0f} ms |", "",
         f"`batch` is {loop_all_s / batch_s:.1f}x the loop's throughput: each loop step starts Python and imports "
-        "pandas, pyarrow and altair again; `batch` pays that once per worker.", "",
+        "pandas, pyarrow and altair again; `batch` pays that once per worker.",
+        f"`--jobs {args.jobs}` took {batch_s / one_s:.2f}x the wall time of `--jobs 1` (target <= 0.65x for "
+        "`--jobs 2` on an idle 2-core machine; a busy one shares its cores with the pool).", "",
     ]
     section = "\n".join(lines)
     print(section)

@@ -19,7 +19,7 @@ size, time linear in launches.
     python benchmarks/run.py                 # 10^4 and 10^5 launches, both pages
     python benchmarks/run.py --full          # and 10^6 (about 12 GB per page on disk)
     python benchmarks/run.py --sizes 1000,4000 --pages details --repeat 1 --no-write
-    python benchmarks/run.py --quick         # every target of issues #16 and #28 as met / not met (targets.py)
+    python benchmarks/run.py --quick         # every target of issues #16, #28 and #38 as met / not met (targets.py)
     python benchmarks/run.py --quick --only report,chart,images,batch
 """
 
@@ -220,6 +220,18 @@ def machine() -> dict[str, str]:
             "pyarrow": pyarrow.__version__, "pandas": pandas.__version__}
 
 
+def measured_commit() -> str:
+    """The commit the figures were measured at (with `+changes` when the work tree differs from it): every figure
+    in RESULTS.md names it, so a reader knows which code it describes."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short=10", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "ncu_roofline", "metrics", "benchmarks")
+    return commit + (" +changes" if dirty else "")
+
+
 def machine_lines() -> list[str]:
     """The machine as RESULTS.md lists it, with the load average: other work on it moves every wall time."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -290,7 +302,7 @@ def write_results(rows: list[Row], args: argparse.Namespace) -> None:
         if "\n## Notes\n" in previous:
             notes = previous[previous.index("\n## Notes\n"):]
     command = "python benchmarks/run.py" + "".join(f" {a}" for a in sys.argv[1:])
-    text = ["# Scale benchmark results", "",
+    text = ["# Scale benchmark results", "", f"Measured at commit `{measured_commit()}`.", "",
             f"Written by `{command}`. Each command runs as a whole process (start-up included), interleaved with "
             f"the others, best of {args.repeat}; peak RSS is the worst of the runs (`os.wait4` ru_maxrss of that "
             "process).", "",
@@ -319,7 +331,8 @@ def run_quick(args: argparse.Namespace) -> None:
                                log=lambda text: print(text, flush=True), only=only)
     elapsed = time.perf_counter() - started
     lines = [*figures, "", *(t.line() for t in verdicts_), "",
-             f"{sum(t.met for t in verdicts_)} of {len(verdicts_)} targets met; measured in {elapsed:.0f} s"]
+             f"{sum(t.met for t in verdicts_)} of {len(verdicts_)} targets met; measured in {elapsed:.0f} s at commit "
+             f"{measured_commit()}"]
     print("\n".join(["", *lines]))
     if args.no_write or args.only:
         return
@@ -329,6 +342,7 @@ def run_quick(args: argparse.Namespace) -> None:
         notes = previous[previous.index("\n## Notes\n"):]
     command = "python benchmarks/run.py" + "".join(f" {a}" for a in sys.argv[1:])
     text = ["# Benchmark results", "",
+            f"Measured at commit `{measured_commit()}`: every figure and verdict below is of that commit.", "",
             f"Written by `{command}` (benchmarks/targets.py says what each target compares). Whole processes, "
             "interleaved with their baselines, best wall time of several runs; CPU is user + system time of the "
             "same process; peak RSS is the worst of the runs (`os.wait4`).", "",
@@ -352,7 +366,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     parser.add_argument("--quick", action="store_true", help="the issue #16 targets in about two minutes")
     parser.add_argument("--only", help="--quick: these target groups only (small, large, linear, report, chart, "
-                                       "images, batch); RESULTS.md is then left alone")
+                                       "images, batch, real); RESULTS.md is then left alone")
     parser.add_argument("--python", default=sys.executable,
                         help="interpreter whose ncu_roofline is measured (--quick; e.g. another checkout's venv)")
     args = parser.parse_args()

@@ -17,13 +17,21 @@ Targets (baseline in brackets):
 
 Issue #28 (medians of interleaved runs; the verdict on CPU time, user + system, except for batch, whose point is
 wall time on several cores):
-- report: `analyze MW_Baseline.ncu-rep -o OUT` <= 3.0x [`ncu_report.load_report` and every metric value read]
+- report: `analyze MW_Baseline.ncu-rep -o OUT` <= 1.3x [one process importing pandas and pyarrow, then
+  `ncu_report.load_report` and every metric value read: the floor of issue #38]
 - chart: `analyze FILE -o OUT --top 200` <= 1.5x [the same with `--top 5`] (a details page of 200 kernels)
 - images: `analyze FILE -o OUT --top 40 --format svg,png` <= 2.0x [the same without `--format`]
 - batch: `batch` of 100 copies of a small report `--jobs 2` <= 0.65x [`--jobs 1`], wall time: met only on an
   idle machine with 2 free cores; on a loaded one it shows whether --jobs 2 is at least not slower.
 
-`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28).
+Issue #38 (real-shaped pages, benchmarks/real_pages.py; medians of interleaved runs, CPU time and peak RSS):
+- real: the narrow raw page (one row per launch, pivoted from a real details export) and the 15-metric details
+  page at 10^5 launches (and 10^6 with `--full`): `analyze FILE -o OUT --rows 0` <= 1.5x in CPU and <= 1.5x in
+  peak memory [`pandas.read_csv(FILE, engine="pyarrow").to_parquet(P)` of the same file]; CPU per launch from 10^4
+  to the largest size grows at most 1.1x as fast as linear. The 475-column B200 raw page (no FLOP counters:
+  analysed with --allow-empty) at 10^4 (10^5 with --full) is printed beside the same baseline, without a target.
+
+`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real (#38).
 
 Wall time is what the targets are about; CPU time (user + system of the process, from wait4) is printed beside
 it, since on a shared machine it moves less with the load of other processes.
@@ -44,10 +52,12 @@ EXAMPLE = ROOT / "fixtures" / "example_h100_raw.csv"
 SAMPLES = ROOT.parent / "shared" / "ncu-samples"
 REPORT = SAMPLES / "NCAR-GPU_workshop" / "MW_Baseline.ncu-rep"
 SMALL_REPORT = SAMPLES / "nersc-gpp" / "output1.ncu-rep"
-GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch")
-# NVIDIA's own reader over every metric value of every action: the floor for reading a report.
+GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real")
+# NVIDIA's own reader over every metric value of every action, in a process that has imported pandas and pyarrow
+# (which any tool writing Parquet tables pays): the floor for analysing a report (issue #38).
 NCU_REPORT_READ = """
 import sys, ncu_report
+import pandas, pyarrow
 report = ncu_report.load_report(sys.argv[1])
 values = 0
 for r in range(report.num_ranges()):
@@ -166,6 +176,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
         _charts(measure, ensure_file, cli, workdir, out, clean, log, figures, targets, wanted)
     if "batch" in wanted:
         _batch(measure, cli, workdir, log, figures, targets)
+    if "real" in wanted:
+        _real(measure, cli, me, workdir, out, parquet, clean, log, figures, targets, full)
     clean()
     parquet.unlink(missing_ok=True)
     return targets, figures
@@ -256,10 +268,11 @@ def _report(measure, cli, me, out, clean, log, figures, targets, repeat: int = 5
     log(f"one report ({REPORT.name}) ...")
     runs = medians(measure, {
         "analyze report -o OUT": [*cli, "analyze", str(REPORT), "-o", str(out)],
-        "ncu_report every metric": [me, "-c", NCU_REPORT_READ, str(REPORT)],
+        "import pandas, pyarrow + ncu_report every metric": [me, "-c", NCU_REPORT_READ, str(REPORT)],
     }, repeat, before=clean)
-    _ratio_target(f"analyze {REPORT.name} -o OUT vs ncu_report reading every metric", runs, "analyze report -o OUT",
-                  "ncu_report every metric", 3.0, figures, targets)
+    _ratio_target(f"analyze {REPORT.name} -o OUT vs its floor (pandas, pyarrow and ncu_report reading every metric)",
+                  runs, "analyze report -o OUT", "import pandas, pyarrow + ncu_report every metric", 1.3, figures,
+                  targets)
 
 
 def _charts(measure, ensure_file, cli, workdir, out, clean, log, figures, targets, wanted, repeat: int = 5) -> None:
@@ -299,3 +312,51 @@ def _batch(measure, cli, workdir, log, figures, targets, reports: int = 100, rep
     targets[-1].cpu_ratio = None  # wait4 does not see the pool's workers (children of the forkserver)
     shutil.rmtree(folder, ignore_errors=True)
     shutil.rmtree(history, ignore_errors=True)
+
+
+REAL_OPTIONS = {"details": ["--gpu", "NVIDIA GeForce RTX 4060 Laptop GPU"],  # the sample's GPU (SOURCES.tsv)
+                "narrow": ["--gpu", "NVIDIA GeForce RTX 4060 Laptop GPU"], "b200": ["--allow-empty"]}
+
+
+def _real(measure, cli, me, workdir, out, parquet, clean, log, figures, targets, full, repeat: int = 3) -> None:
+    """Issue #38 item 3: real-shaped pages against pandas' pyarrow read and a Parquet write of the same file."""
+    from real_pages import ensure_page
+
+    sizes = (10_000, 100_000, 1_000_000) if full else (10_000, 100_000)
+    plan = [("narrow", n) for n in sizes] + [("details", n) for n in sizes] + \
+        [("b200", n) for n in ((10_000, 100_000) if full else (10_000,))]
+    cpu: dict[tuple[str, int], float] = {}
+    for page, launches in plan:
+        path = ensure_page(workdir, page, launches)
+        if path is None:
+            log(f"real {page} page skipped: its sample is not in {SAMPLES}")
+            continue
+        size = path.stat().st_size
+        log(f"real {page} page, {launches:,} launches ({size / 1e6:,.0f} MB) ...")
+        runs = medians(measure, {
+            "analyze": [*cli, "analyze", str(path), "-o", str(out), "--rows", "0", *REAL_OPTIONS[page]],
+            "pandas": [me, "-c", f"import pandas as pd; pd.read_csv({str(path)!r}, engine='pyarrow')"
+                                 f".to_parquet({str(parquet)!r})"],
+        }, repeat if launches < 1_000_000 else 1, before=clean)
+        a, b = runs["analyze"], runs["pandas"]
+        figures += [f"real {page} {launches:,} analyze: {_fmt(a)}",
+                    f"real {page} {launches:,} pandas read_csv(pyarrow)+to_parquet: {_fmt(b)}"]
+        cpu[(page, launches)] = a.cpu_seconds
+        if page == "b200" or launches < 100_000:
+            continue
+        name = f"real {page} page {launches:,} launches vs pandas read_csv(engine=pyarrow)+to_parquet"
+        targets.append(Target(f"{name}, CPU", a.seconds / b.seconds, 1.5,
+                              f"{a.cpu_seconds:.2f} vs {b.cpu_seconds:.2f} CPU-s (medians)",
+                              a.cpu_seconds / b.cpu_seconds, by_cpu=True))
+        targets.append(Target(f"{name}, peak memory", a.peak_rss_bytes / b.peak_rss_bytes, 1.5,
+                              f"{a.peak_rss_bytes / 1e6:,.0f} vs {b.peak_rss_bytes / 1e6:,.0f} MB "
+                              f"({size / 1e6:,.0f} MB file)"))
+    for page in ("narrow", "details"):
+        mine = sorted(n for p, n in cpu if p == page)
+        if len(mine) >= 2:
+            small_n, large_n = mine[0], mine[-1]
+            growth = cpu[(page, large_n)] / cpu[(page, small_n)]
+            factor = large_n / small_n
+            targets.append(Target(f"real {page} page linear in launches ({small_n:,} -> {large_n:,}), CPU",
+                                  growth / factor, 1.1, f"CPU grew {growth:.2f}x for {factor:.0f}x the launches",
+                                  growth / factor, by_cpu=True))

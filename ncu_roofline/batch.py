@@ -154,6 +154,18 @@ def run_dask(jobs: list[BatchJob], options: BatchOptions, *, address: str, proce
             cluster.close()
 
 
+def default_workers(reports: int, cpus: int | None = None, load: float | None = None) -> int:
+    """Workers for `reports` when `--jobs` is not given: the CPUs this process may use that are not already busy
+    (a 1-minute load average of 1.3 makes one busy), at least one, at most one per report. A pool over busy cores
+    is slower than one worker: each worker pays the imports again and they take turns on the same cores (issue #38
+    measured the CPU count 1.19x `--jobs 1` on a busy 2-core machine)."""
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(cpus - int(load), reports))
+
+
 def _outcome(future, job: BatchJob) -> BatchOutcome:
     try:
         return future.result()
@@ -165,7 +177,7 @@ def run_batch(jobs: list[BatchJob], options: BatchOptions, *, processes: int | N
               dask: str | None = None, on_outcome: Callable[[BatchOutcome], None] | None = None
               ) -> list[BatchOutcome]:
     """Run every job; `on_outcome` sees each outcome as it arrives (progress, error lines). In completion order."""
-    processes = processes or os.cpu_count() or 1
+    processes = processes or default_workers(len(jobs))
     outcomes = run_dask(jobs, options, address=dask, processes=processes) if dask else \
         run_local(jobs, options, processes=processes)
     done = []

@@ -106,3 +106,15 @@ def test_dask_missing_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert result.stderr == "ncu-roofline: error: --dask needs the optional extra: pip install " \
                             "'ncu-roofline[dask]'\n"
+
+
+def test_the_default_worker_count_leaves_busy_cores_alone():
+    """Issue #38: without --jobs, the workers are the CPUs not already busy (1-minute load average), at least one,
+    at most one per report."""
+    from ncu_roofline.batch import default_workers
+
+    assert default_workers(100, cpus=2, load=0.3) == 2  # an idle 2-core machine: both
+    assert default_workers(100, cpus=2, load=1.3) == 1  # one core busy already
+    assert default_workers(100, cpus=2, load=7.9) == 1  # a loaded machine: one worker, never zero
+    assert default_workers(3, cpus=16, load=0.0) == 3  # no more workers than reports
+    assert default_workers(100, cpus=16, load=4.5) == 12

@@ -95,3 +95,27 @@ def test_a_measured_child_does_not_carry_the_parents_memory():
     m = bench.measure([sys.executable, "-c", "pass"], timeout_s=60)
     assert m.returncode == 0 and 0 < m.peak_rss_bytes < 100e6, m
     del held
+
+
+def test_real_shaped_pages_read_as_the_sample_they_repeat(samples, tmp_path):
+    """Issue #38: the benchmark's real-shaped pages (benchmarks/real_pages.py) are the sample's launch repeated and
+    renumbered; the details page and its narrow raw pivot read as that launch's own numbers, and the B200 page keeps
+    its 475 columns and units row."""
+    import csv
+
+    from ncu_roofline import analyze
+
+    real = _load("real_pages")
+    gpu = "NVIDIA GeForce RTX 4060 Laptop GPU"  # nersc-gpp's GPU (SOURCES.tsv); the export does not name it
+    for page in ("details", "narrow"):
+        launches = analyze(real.ensure_page(tmp_path, page, 7), gpu=gpu).launches
+        assert sorted(launches["launch_id"]) == list(range(7))
+        # nersc-gpp/output1.csv: dram__bytes.sum 516,327,794,816 byte; FP64: dadd 158,180,752,242 + dmul
+        # 803,017,623,077 + 2 x dfma 817,773,953,820
+        assert (launches["bytes_dram"] == 516_327_794_816).all()
+        assert (launches["flop_fp64"] == 158_180_752_242 + 803_017_623_077 + 2 * 817_773_953_820).all()
+    with real.ensure_page(tmp_path, "b200", 40).open(newline="") as f:
+        rows = list(csv.reader(f))
+    assert len(rows) == 2 + 40 and {len(r) for r in rows} == {475}
+    assert rows[1][0] == "" and [r[0] for r in rows[2:]] == [str(n) for n in range(40)]
+    assert rows[2][1:] == rows[18][1:]  # the sample's 16 launches, repeated

@@ -65,3 +65,84 @@ def test_a_rank_number_goes_right_of_its_point_when_that_is_free():
     # the same spot is now taken: a second "7" at the same point goes above it (the next spot tried)
     x2, y2 = place_rank(board, "7", [(100.0, 100.0, 5.0)], 9)
     assert (x2, round(y2, 6)) == (100.0, round(100 - (6 + 9 * 1.3 / 2), 6))
+
+
+# ---------------------------------------------------------------- place_rank_leader against the one-by-one search
+from ncu_roofline.render.placement import (  # noqa: E402
+    LEADER_DISTANCES_PX,
+    _leader_corners,
+    leader_box,
+    leader_segment,
+    place_rank_leader,
+    text_size,
+)
+
+
+def reference_rank_leader(plot: Plot, placed: list, anchors: list, font_size: float, texts: list[str]) -> tuple | None:
+    """The search as it was before issue #38 (every spot tried one by one, in order), over `brute_force_free`:
+    place_rank's 16 spots per anchor, anchor by anchor, then each leader distance, each anchor, eight directions,
+    a spot taken when its box and its leader's box are both free. `placed` holds every obstacle (the discs' boxes
+    first) and gets what it takes."""
+    for index, (cx, cy, r) in enumerate(anchors):
+        w, h = text_size(texts[index], font_size, "bold")
+        for distance in (1.0, 5.0):
+            d = r + distance
+            for dx, dy in ((d + w / 2, 0), (0, -(d + h / 2)), (-(d + w / 2), 0), (0, d + h / 2),
+                           (d + w / 2 - 2, -(d + h / 2 - 2)), (-(d + w / 2 - 2), -(d + h / 2 - 2)),
+                           (d + w / 2 - 2, d + h / 2 - 2), (-(d + w / 2 - 2), d + h / 2 - 2)):
+                quad = box(cx + dx, cy + dy, w, h)
+                if brute_force_free(plot, [], placed, quad):
+                    placed.append(quad)
+                    return cx + dx, cy + dy, None, index
+    for distance in LEADER_DISTANCES_PX:
+        for index, (cx, cy, r) in enumerate(anchors):
+            w, h = text_size(texts[index], font_size, "bold")
+            d = r + distance
+            for dx, dy in ((d + w / 2, 0), (0, -(d + h / 2)), (-(d + w / 2), 0), (0, d + h / 2),
+                           (d + w / 2, -(d + h / 2)), (-(d + w / 2), -(d + h / 2)),
+                           (d + w / 2, d + h / 2), (-(d + w / 2), d + h / 2)):
+                x, y = cx + dx, cy + dy
+                quad = box(x, y, w, h)
+                if not brute_force_free(plot, [], placed, quad):
+                    continue
+                segment = leader_segment((cx, cy, r), (x, y), w, h)
+                if segment is None or not brute_force_free(plot, [], placed, leader_box(segment), margin=0.0):
+                    continue
+                placed += [quad, leader_box(segment)]
+                return x, y, segment, index
+    return None
+
+
+def test_rank_numbers_with_leaders_go_where_the_one_by_one_search_puts_them():
+    """Issue #38: the leader search tests a rank's spots at once; on crowded random boards every number lands
+    where trying the spots one by one against every obstacle puts it, leader included, or nowhere alike."""
+    rng = np.random.default_rng(38)
+    leaders = nowhere = 0
+    for trial in range(8):
+        plot = Plot(480.0, 360.0, (0.01, 100.0), (1e9, 1e15))
+        n = int(rng.integers(40, 90))
+        grid = trial % 3 == 0  # points on an 8 px grid: boxes touch exactly
+        # a crowded middle with room around it: numbers that find none beside their points go off with leaders
+        xy = rng.normal([240, 180], 40, size=(n, 2))
+        xy = np.round(xy / 8) * 8 if grid else xy
+        discs = [(float(x), float(y), float(r)) for (x, y), r in zip(xy, rng.choice([3.0, 4.0, 5.5, 8.0], n))]
+        board, placed = Board(plot, discs), [box(x, y, 2 * r, 2 * r) for x, y, r in discs]
+        turned = box(240.0, 180.0, 120.0, 14.0, 37.0)  # a memory roof's label
+        if brute_force_free(plot, [], placed, turned):
+            board.take(turned)
+            placed.append(turned)
+        for rank in range(1, n + 1):
+            mine = [discs[i] for i in rng.choice(n, size=int(rng.integers(1, 4)), replace=False)]
+            texts = [str(rank) if rng.random() < 0.8 else f"{rank}, {rank + 40}" for _ in mine]
+            expected = reference_rank_leader(plot, placed, mine, 9, texts)
+            got = place_rank_leader(board, str(rank), mine, 9, texts)
+            if expected is None:
+                assert got is None
+                nowhere += 1
+                continue
+            assert got is not None
+            assert (got.x, got.y, got.leader, got.anchor, got.text) == (*expected, texts[expected[3]])
+            if expected[2] is not None:
+                leaders += 1  # the leader's box the search tests is the one the board takes, corner for corner
+                assert np.array_equal(np.array(_leader_corners(expected[2])), leader_box(expected[2]))
+    assert leaders > 20 and nowhere > 20  # the boards were crowded enough to exercise both

@@ -21,7 +21,8 @@ from .common import CLOCK, GPU, GROUP_BY, checked_text, grouping, path, say, std
 def batch(
     inputs: List[Path] = typer.Argument(..., help="Reports or exports: files, folders or globs; one run each."),
     history_arg: str = typer.Option(..., "--history", help="The history folder to append the runs to."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: CPU count)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the CPUs not "
+                                                                  "already busy, from the load average)."),
     dask: Optional[str] = typer.Option(None, "--dask", help="A Dask scheduler address, or 'local' for a "
                                                             "LocalCluster of --jobs workers."),
     label: List[str] = typer.Option([], "--label", help="Label every run, repeatable: key=value."),

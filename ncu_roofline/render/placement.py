@@ -190,7 +190,28 @@ class Board:
         if _upright(quad[None])[0]:
             (x0, y0), (x1, y1) = quad[0].tolist(), quad[2].tolist()
             return self._free_upright(x0, y0, x1, y1, quad, margin)
-        return self.first_free(quad[None], margin) == 0
+        return self._free_turned(quad, margin)
+
+    def _free_turned(self, quad: np.ndarray, margin: float) -> bool:
+        """`free` for one turned box (a leader): the obstacles in its hull's cells, each by the separating-axis test
+        (`first_free` on it alone gives the same answer, at numpy's per-call cost)."""
+        rows = quad.tolist()
+        xs, ys = [x for x, _ in rows], [y for _, y in rows]
+        x0, y0, x1, y1 = min(xs), min(ys), max(xs), max(ys)
+        if x0 < margin or y0 < margin or x1 > self.plot.width - margin or y1 > self.plot.height - margin:
+            return False
+        hulls, cells, seen = self._hull_rows, self._cells, set()
+        j0, j1 = math.floor(y0 / CELL_PX), math.floor(y1 / CELL_PX) + 1
+        for i in range(math.floor(x0 / CELL_PX), math.floor(x1 / CELL_PX) + 1):
+            for j in range(j0, j1):
+                for k in cells.get((i, j), ()):
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    hx0, hy0, hx1, hy1 = hulls[k]
+                    if hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0 and _overlap(rows, self._quads[k].tolist()):
+                        return False
+        return True
 
     def _free_upright(self, x0: float, y0: float, x1: float, y1: float, quad: np.ndarray | None = None,
                       margin: float = 1.0) -> bool:
@@ -215,18 +236,27 @@ class Board:
 
     def first_free(self, quads: np.ndarray, margin: float = 1.0) -> int | None:
         """Index of the first of `quads` (k×4×2) that `free` takes, or None: the answer of trying them one by one."""
+        free = np.flatnonzero(self.free_mask(quads, margin))
+        return int(free[0]) if len(free) else None
+
+    def free_mask(self, quads: np.ndarray, margin: float = 1.0) -> np.ndarray:
+        """Which of `quads` (k×4×2) `free` takes, each against the board as it is (nothing is taken in between)."""
+        out = np.zeros(len(quads), dtype=bool)
+        if not len(quads):
+            return out
         lo, hi = quads.min(axis=1), quads.max(axis=1)
         inside = np.flatnonzero((lo[:, 0] >= margin) & (lo[:, 1] >= margin) & (hi[:, 0] <= self.plot.width - margin)
                                 & (hi[:, 1] <= self.plot.height - margin))
         if not len(inside):
-            return None
+            return out
         lo, hi = lo[inside], hi[inside]
         h = self._hulls[:self._count]
         # only obstacles whose hulls meet a candidate's can overlap it: first those near any candidate, then pairs
         near = np.flatnonzero((h[:, 0] < hi[:, 0].max()) & (h[:, 2] > lo[:, 0].min())
                               & (h[:, 1] < hi[:, 1].max()) & (h[:, 3] > lo[:, 1].min()))
         if not len(near):
-            return int(inside[0])
+            out[inside] = True
+            return out
         hn = h[near]
         meet = ((hn[None, :, 0] < hi[:, None, 0]) & (hn[None, :, 2] > lo[:, None, 0])
                 & (hn[None, :, 1] < hi[:, None, 1]) & (hn[None, :, 3] > lo[:, None, 1]))
@@ -243,8 +273,8 @@ class Board:
             if len(unsure):
                 hit[unsure] = _overlapping(mine[unsure], self._quads[obstacle[unsure]])
             blocked[candidate[hit]] = True
-        free = np.flatnonzero(~blocked)
-        return int(inside[free[0]]) if len(free) else None
+        out[inside[~blocked]] = True
+        return out
 
     def take(self, quad: np.ndarray) -> None:
         quad = np.asarray(quad, dtype=float)
@@ -365,31 +395,77 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
     when its box and its leader are both free; both go on the board. None when no spot is free.
 
     `texts`, one per anchor, says a different text at some anchors (the ranks of other kernels on that spot); the
-    spot says which anchor and text it took."""
+    spot says which anchor and text it took.
+
+    The first anchor's spots are tried one by one (most numbers go there); the rest, all spots of the other anchors
+    and of every leader distance, are tested at once (`Board.free_mask`: nothing is taken until a spot is chosen,
+    so the first free one in that order is the one trying them one by one finds); the free ones' leaders are then
+    tested at once too: a number with no room costs two vectorised tests, not a few hundred small ones."""
     texts = list(texts) if texts is not None else [text] * len(anchors)
-    for index, anchor in enumerate(anchors):  # place_rank's order: anchor by anchor, the nearest spots first
-        spot = place_rank(board, texts[index], [anchor], font_size)
-        if spot is not None:
-            return RankSpot(*spot, anchor=index, text=texts[index])
+    if not len(anchors):
+        return None
+    spot = place_rank(board, texts[0], [anchors[0]], font_size)
+    if spot is not None:
+        return RankSpot(*spot, anchor=0, text=texts[0])
+    sizes = [text_size(t, font_size, "bold") for t in texts]
+    spots: list[tuple[float, float, int, bool]] = []  # centre, anchor, with a leader
+    for index, (cx, cy, r) in enumerate(anchors):  # place_rank's spots of the other anchors, in its order
+        if index == 0:
+            continue
+        cx, cy, r = float(cx), float(cy), float(r)
+        w, h = sizes[index]
+        for distance in (1.0, 5.0):
+            d = r + distance
+            for dx, dy in ((d + w / 2, 0), (0, -(d + h / 2)), (-(d + w / 2), 0), (0, d + h / 2),
+                           (d + w / 2 - 2, -(d + h / 2 - 2)), (-(d + w / 2 - 2), -(d + h / 2 - 2)),
+                           (d + w / 2 - 2, d + h / 2 - 2), (-(d + w / 2 - 2), d + h / 2 - 2)):
+                spots.append((cx + dx, cy + dy, index, False))
     for distance in LEADER_DISTANCES_PX:
         for index, (cx, cy, r) in enumerate(anchors):
             cx, cy, r = float(cx), float(cy), float(r)
-            w, h = text_size(texts[index], font_size, "bold")
-            half_w, half_h = w / 2, h / 2
+            half_w, half_h = sizes[index][0] / 2, sizes[index][1] / 2
             d = r + distance
             for dx, dy in ((d + half_w, 0), (0, -(d + half_h)), (-(d + half_w), 0), (0, d + half_h),
                            (d + half_w, -(d + half_h)), (-(d + half_w), -(d + half_h)),
                            (d + half_w, d + half_h), (-(d + half_w), d + half_h)):
-                x, y = cx + dx, cy + dy
-                if not board._free_upright(x - half_w, y - half_h, x + half_w, y + half_h):
-                    continue
-                segment = leader_segment((cx, cy, r), (x, y), w, h)
-                if segment is None:
-                    continue
-                line = leader_box(segment)
-                if not board.free(line, margin=0.0):
-                    continue
-                board.take(box(x, y, w, h))
-                board.take(line)
-                return RankSpot(x, y, segment, anchor=index, text=texts[index])
+                spots.append((cx + dx, cy + dy, index, True))
+    corners = []
+    for x, y, index, _ in spots:  # the corners place_rank hands `_free_upright`, in `box` order
+        half_w, half_h = sizes[index][0] / 2, sizes[index][1] / 2
+        x0, y0, x1, y1 = x - half_w, y - half_h, x + half_w, y + half_h
+        corners.append(((x0, y0), (x1, y0), (x1, y1), (x0, y1)))
+    free = np.flatnonzero(board.free_mask(np.array(corners, dtype=float).reshape(-1, 4, 2))).tolist()
+    if not free:
+        return None
+    first = free[0]
+    if not spots[first][3]:  # beside another anchor, no leader
+        x, y, index, _ = spots[first]
+        board.take(box(x, y, *sizes[index]))
+        return RankSpot(x, y, anchor=index, text=texts[index])
+    tried = []  # the free spots with a leader to draw, in order, and their leaders' boxes, all tested at once
+    for i in free:
+        x, y, index, _ = spots[i]
+        segment = leader_segment(tuple(float(v) for v in anchors[index]), (x, y), *sizes[index])
+        if segment is not None:
+            tried.append((i, segment))
+    if not tried:
+        return None
+    lines = np.array([_leader_corners(segment) for _, segment in tried], dtype=float)
+    for k in np.flatnonzero(board.free_mask(lines, margin=0.0)).tolist():
+        i, segment = tried[k]
+        x, y, index, _ = spots[i]
+        board.take(box(x, y, *sizes[index]))
+        board.take(leader_box(segment))
+        return RankSpot(x, y, segment, anchor=index, text=texts[index])
     return None
+
+
+def _leader_corners(segment: tuple[float, float, float, float]) -> list[tuple[float, float]]:
+    """`leader_box(segment)` in plain floats: the same operations in the same order as `boxes`, so the same corners
+    (tests/test_placement.py checks)."""
+    x0, y0, x1, y1 = segment
+    w, h = math.hypot(x1 - x0, y1 - y0), LEADER_WIDTH_PX
+    a = math.radians(math.degrees(math.atan2(y0 - y1, x1 - x0)))
+    ux, uy, vx, vy = math.cos(a), -math.sin(a), math.sin(a), math.cos(a)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return [(cx + sx * w / 2 * ux + sy * h / 2 * vx, cy + sx * w / 2 * uy + sy * h / 2 * vy) for sx, sy in _CORNERS]
