@@ -11,6 +11,8 @@ must name the stall NCU's CPIStall rule names.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import SAMPLES
@@ -108,3 +110,23 @@ def test_the_reports_issue_33_names_get_ncus_class(comparison):
     assert by_kernel[("MW_Baseline.ncu-rep", "compute_tendencies_x_309_gpu")][2] == "memory"
     # dot_product #1: drain (1625 cycles, 44 %) is NCU's CPIStall, not long scoreboard (874)
     assert by_kernel[("dot_product.ncu-rep", "dot_prod_naive")][2:] == ("latency", "Latency Issue", True)
+
+
+def test_the_launch_table_keeps_ncus_findings_in_its_words_ordered_by_speedup(samples):
+    ncu_report = pytest.importorskip("ncu_report")
+    path = samples / "CudaCode/dot_product.ncu-rep"
+    launches = analyze(path).launches.sort_values("launch_id")
+    action = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+    stored = [r for r in action.rule_results_as_dicts() if str(r["rule_message"].get("message", "")).strip()]
+    found = json.loads(launches["ncu_rules"].iloc[0])
+    assert len(found) == len(stored) == 10
+    assert {(f["rule"], f["title"], f["message"]) for f in found} == {
+        (r["rule_identifier"], r["rule_message"].get("title", ""), r["rule_message"]["message"]) for r in stored}
+    speedups = [f["speedup_pct"] for f in found if f["speedup_pct"] is not None]
+    assert speedups == sorted(speedups, reverse=True) and speedups[0] == pytest.approx(99.9098712801085)
+    # NCU's CPIStall estimate (44.0 %) is the latency launch's gain: 44.0 % of its time
+    drain = next(r for r in stored if r["rule_identifier"] == "CPIStall" and "speedup_estimation" in r)
+    row = launches.iloc[0]
+    assert row["limiter"] == "latency" and row["limiter_ncu"] == "Latency Issue"
+    assert row["limiter_gain_s"] == pytest.approx(row["time_s"] * drain["speedup_estimation"]["speedup"] / 100,
+                                                  rel=1e-12)

@@ -126,6 +126,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 LAUNCH_IDENTITY: tuple[str, ...] = (
     "source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name", "device_name",
     "compute_capability", "context", "stream", "grid", "block", "nvtx_range", "workload_type", "launches",
+    "ncu_rules",
 )
 KERNEL_IDENTITY: tuple[str, ...] = ("kernel_name", "kernel_demangled", "grid", "block", "device_name",
                                     "compute_capability", "nvtx_range", "launches", "source_files")
@@ -147,6 +148,9 @@ LIMITERS: tuple[str, ...] = ("roof", "launch", "compute", "memory", "balanced", 
                              "bank_conflicts", "occupancy", "issue", "latency", "unknown")
 # The time a fix of the limiter would save (s): the headroom for `roof`, NCU's estimated speedup or ours otherwise.
 LIMITER_GAIN = "limiter_gain_s"
+# NCU's own verdicts: the launch table's rule results in NCU's words (JSON, readers/ncu_rules.py), and NCU's
+# SpeedOfLight title per launch and kernel group ('High Memory Throughput'), beside our limiter.
+NCU_RULES, LIMITER_NCU = "ncu_rules", "limiter_ncu"
 UNKNOWN_LIMITER = "unknown"
 INSTRUCTION_LEVELS: tuple[str, ...] = ("l1", "l2", "dram", "shared")
 
@@ -165,9 +169,8 @@ II_COLUMNS: tuple[str, ...] = tuple(ii_column(lv) for lv in INSTRUCTION_LEVELS)
 # Published per launch and per kernel group (after the speed-of-light columns).
 # `ii_shared_ideal`: warp instructions per conflict-free shared wavefront (the bank-conflict wall).
 II_SHARED_IDEAL = "ii_shared_ideal"
-LIMITER_COLUMNS: tuple[str, ...] = ("limiter", "limiter_evidence", LIMITER_GAIN, "warp_inst", "int_ops", "gips",
-                                    "peak_warp_gips",
-                                    *II_COLUMNS, II_SHARED_IDEAL)
+LIMITER_COLUMNS: tuple[str, ...] = ("limiter", "limiter_evidence", LIMITER_GAIN, LIMITER_NCU, "warp_inst",
+                                    "int_ops", "gips", "peak_warp_gips", *II_COLUMNS, II_SHARED_IDEAL)
 # Limiter inputs that add up over a group's launches (its ratios are recomputed from these sums) ...
 LIMITER_SUMMED: tuple[str, ...] = ("warp_inst", "int_ops", *(txn_column(lv) for lv in INSTRUCTION_LEVELS),
                                    "txn_shared_ideal", "sectors_global", "requests_global", "sectors_global_ideal")

@@ -16,10 +16,21 @@ group rows: a group's limiter comes from its sums, never from a vote of its laun
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
-from ..core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LIMITER_GAIN, UNKNOWN_LIMITER, ii_column, txn_column
+from ..core.vocabulary import (
+    II_SHARED_IDEAL,
+    INSTRUCTION_LEVELS,
+    LIMITER_GAIN,
+    LIMITER_NCU,
+    NCU_RULES,
+    UNKNOWN_LIMITER,
+    ii_column,
+    txn_column,
+)
 from .catalogue import Catalogue, as_columns, pick_definition
 from .limiter_rules import RULES, LimiterSettings, limiter_settings
 from .limiter_rules.registry import ratio as _ratio
@@ -27,7 +38,7 @@ from .limiter_rules.registry import ratio as _ratio
 GIGA = 1e9
 NOT_COLLECTED = "not collected: "  # how an `unknown` limiter's evidence starts, then the metrics it lacks
 __all__ = ["LimiterSettings", "limiter_settings", "limiter_columns", "launch_limiters", "group_limiters",
-           "next_step", "transaction_peaks"]
+           "next_step", "transaction_peaks", "agrees_with_ncu", "ncu_findings"]
 
 
 def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: float | None) -> dict[str, float | None]:
@@ -148,7 +159,8 @@ def missing_metrics(quantities: list[str], catalogue: Catalogue | None) -> list[
 
 def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogue,
                     devices: dict | None, clock: str = "measured") -> pd.DataFrame:
-    """Per launch: the limiter inputs (kept for the groups), the instruction roofline and the limiter.
+    """Per launch: the limiter inputs (kept for the groups), the instruction roofline and the limiter, with NCU's
+    own SpeedOfLight verdict beside it and NCU's estimated speedup as the gain where the report stores one.
 
     `clock="max"` (`--clock max`) puts the instruction roof on the device's maximum SM clock, as the other roofs."""
     inputs = limiter_inputs(raw, catalogue)
@@ -159,7 +171,46 @@ def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogu
         peak = np.where(np.isfinite(scale), peak * scale, peak)
     inputs["peak_warp_gips"] = peak
     frame = pd.concat([values, inputs], axis=1)
-    return pd.concat([inputs, instruction_roofline(frame), limiter_columns(frame, catalogue)], axis=1)
+    why = limiter_columns(frame, catalogue)
+    if NCU_RULES in raw and raw[NCU_RULES].notna().any():
+        verdict, gain = _ncu_columns(raw[NCU_RULES], why["limiter"], frame["time_s"].to_numpy(dtype="float64"))
+        why[LIMITER_NCU] = verdict
+        why[LIMITER_GAIN] = np.where(np.isnan(gain), why[LIMITER_GAIN].to_numpy(dtype="float64"), gain)
+    else:
+        why[LIMITER_NCU] = pd.Categorical([None] * len(frame))
+    return pd.concat([inputs, instruction_roofline(frame), why], axis=1)
+
+
+def ncu_findings(text: object) -> list[dict]:
+    """A launch's `ncu_rules` JSON as a list of findings (readers/ncu_rules.py), [] where it has none."""
+    return json.loads(text) if isinstance(text, str) and text else []
+
+
+def _ncu_columns(rules: pd.Series, limiter: pd.Series, time_s: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
+    """NCU's SpeedOfLight title per launch, and the time NCU's estimated speedup of the rule behind our limiter
+    (`ncu_gain` of its table) saves: time_s x speedup %. Each distinct JSON text is parsed once."""
+    settings = limiter_settings()
+    codes, texts = pd.factorize(rules.astype("object"))
+    parsed = [ncu_findings(t) for t in texts]
+    titles = [next((f["title"] for f in found if f["rule"] == "SOLBottleneck"), None) for found in parsed]
+    verdict = np.asarray(titles + [None], dtype=object)[np.where(codes < 0, len(titles), codes)]
+    gain = np.full(len(rules), np.nan)
+    words = limiter.astype("object").to_numpy()
+    for row in np.flatnonzero(codes >= 0):
+        wanted = settings.rules.get(str(words[row]), {}).get("ncu_gain", ())
+        speedups = [f["speedup_pct"] for f in parsed[codes[row]] if f["rule"] in wanted and f["speedup_pct"]]
+        if speedups:
+            gain[row] = time_s[row] * max(speedups) / 100
+    return pd.Categorical(verdict), gain
+
+
+def agrees_with_ncu(limiter: object, ncu_verdict: object) -> bool | None:
+    """Whether our limiter is one of the classes NCU's SpeedOfLight verdict stands for (`ncu` of its table);
+    None where NCU gave none or ours is unknown."""
+    if not isinstance(ncu_verdict, str) or not ncu_verdict or str(limiter) == UNKNOWN_LIMITER:
+        return None
+    table = limiter_settings().rules.get(str(limiter), {})
+    return ncu_verdict in table.get("ncu", ())
 
 
 def _clock(raw: pd.DataFrame, catalogue: Catalogue, quantity: str) -> np.ndarray:
