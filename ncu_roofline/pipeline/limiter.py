@@ -38,7 +38,8 @@ from .limiter_rules.registry import ratio as _ratio
 GIGA = 1e9
 NOT_COLLECTED = "not collected: "  # how an `unknown` limiter's evidence starts, then the metrics it lacks
 __all__ = ["LimiterSettings", "limiter_settings", "limiter_columns", "launch_limiters", "group_limiters",
-           "next_step", "transaction_peaks", "agrees_with_ncu", "ncu_findings"]
+           "next_step", "transaction_peaks", "agrees_with_ncu", "ncu_findings", "ncu_mark", "NCU_DIFFERS"]
+NCU_DIFFERS = " ≠"  # after the one-word `why` where NCU's own SpeedOfLight verdict is another class
 
 
 def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: float | None) -> dict[str, float | None]:
@@ -202,6 +203,11 @@ def _ncu_columns(rules: pd.Series, limiter: pd.Series, time_s: np.ndarray) -> tu
         if speedups:
             gain[row] = time_s[row] * max(speedups) / 100
     return pd.Categorical(verdict), gain
+
+
+def ncu_mark(limiter: object, ncu_verdict: object) -> str:
+    """The short mark after the terminal's `why` where NCU disagrees ('' where it agrees or said nothing)."""
+    return NCU_DIFFERS if agrees_with_ncu(limiter, ncu_verdict) is False else ""
 
 
 def agrees_with_ncu(limiter: object, ncu_verdict: object) -> bool | None:

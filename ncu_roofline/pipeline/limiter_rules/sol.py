@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...core.vocabulary import SOL_COMPLETE
 from .registry import Verdict, col, known, percent, phrases, rule
 from .settings import LimiterSettings
 
@@ -48,7 +49,7 @@ def check_roof(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     by_sol = measured & (top >= t["roof_pct"])
     holds = by_sol | by_fraction
     name, value = _busiest(f, _UNITS, top, "memory")
-    complete = f["sol_complete"].to_numpy(dtype=bool, na_value=True) if "sol_complete" in f else np.ones(len(f), bool)
+    complete = f[SOL_COMPLETE].to_numpy(dtype=bool, na_value=True) if SOL_COMPLETE in f else np.ones(len(f), bool)
     bound = np.where(complete, "", "≥ ").astype(object)
 
     def build(p) -> np.ndarray:
