@@ -309,3 +309,49 @@ def test_clock_max_puts_the_instruction_roof_on_the_maximum_clock():
     out = evaluate(finish_launch_table(identity, {k: [v] for k, v in row.items()}, 1), load_catalogue(),
                    CeilingOptions(use_table=False, clock="max")).iloc[0]
     assert out["peak_warp_gips"] == pytest.approx(864.0, rel=1e-12)
+
+
+def test_a_new_rule_added_the_documented_way_takes_effect(tmp_path, monkeypatch):
+    """docs/limiters.md's recipe: a [rules.NAME] table and its threshold in a copy of limiters.toml, the name in
+    [order], and one function registered under the name."""
+    import numpy as np
+
+    from ncu_roofline.core.data import METRICS_DIR
+    from ncu_roofline.pipeline.limiter import limiter_columns, next_step
+    from ncu_roofline.pipeline.limiter_rules import RULES, Verdict, rule
+    from ncu_roofline.pipeline.limiter_rules.registry import col, fmt, phrases
+
+    text = (METRICS_DIR / "limiters.toml").read_text(encoding="utf-8")
+    assert 'limiters = ["roof", "launch",' in text
+    text = text.replace('limiters = ["roof", "launch",', 'limiters = ["roof", "huge_blocks", "launch",')
+    text += '''
+[rules.huge_blocks]
+holds = "blocks of at least huge_block_threads threads"
+next_step = "try smaller blocks"
+ncu = []
+
+[thresholds.huge_block_threads]
+value = 1024
+meaning = "a block this large"
+source = "ncu_roofline"
+'''
+    scratch = tmp_path / "limiters.toml"
+    scratch.write_text(text, encoding="utf-8")
+    monkeypatch.setitem(RULES, "huge_blocks", RULES.get("huge_blocks"))  # undone after the test
+
+    @rule("huge_blocks")
+    def check_huge_blocks(f, s):
+        block = col(f, "block_size")
+        holds = ~np.isnan(block) & (block >= s.thresholds["huge_block_threads"])
+        return Verdict(holds, ~np.isnan(block), phrases(holds, lambda p: fmt(p(block)) + " threads per block"),
+                       ("block_size",))
+
+    settings = limiter_settings(scratch)
+    rows = evaluated(launch(**{"launch__block_size": 1024.0}), launch())
+    out = limiter_columns(rows, load_catalogue(), settings)
+    assert out["limiter"].astype(str).tolist() == ["huge_blocks", "latency"]  # the second: as before
+    assert out["limiter_evidence"].iloc[0] == "1.02e+03 threads per block"
+    assert next_step("huge_blocks", settings) == "try smaller blocks"
+    # a frame without block sizes: the new rule is not tested, the later rules still answer
+    assert str(limiter_columns(rows.drop(columns=["block_size"]), load_catalogue(), settings)["limiter"].iloc[0]) \
+        == "latency"
