@@ -57,9 +57,13 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
     out = {}
     columns = as_columns(raw)
     for quantity in limiter_settings().quantities:
-        defs = catalogue.definitions(quantity)
+        # only the definitions whose every input is a column can give a value: a capture without the limiter's
+        # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
+        defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         out[quantity] = pick_definition(columns, defs).values if defs else np.full(len(raw), np.nan)
-    return pd.DataFrame(out, index=raw.index)
+    # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column)
+    values = np.column_stack(list(out.values())) if out else np.empty((len(raw), 0))
+    return pd.DataFrame(values, columns=list(out), index=raw.index)
 
 
 def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None) -> np.ndarray:
@@ -134,9 +138,20 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
         texts = [NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
                                                            catalogue)) for b in patterns]
         evidence[unknown] = np.asarray(texts, dtype=object)[inverse.reshape(-1)]
-    return pd.DataFrame({"limiter": pd.Categorical(limiter, categories=[*settings.order, UNKNOWN_LIMITER]),
-                         "limiter_evidence": pd.Categorical(evidence),
+    return pd.DataFrame({"limiter": categorical(limiter, [*settings.order, UNKNOWN_LIMITER]),
+                         "limiter_evidence": categorical(evidence),
                          LIMITER_GAIN: gain}, index=frame.index)
+
+
+def categorical(values: np.ndarray, categories: list[str] | None = None) -> pd.Categorical:
+    """An object array of texts (None for null) as a Categorical with object categories, built from its codes:
+    pandas' own inference turns 10^5 texts into an Arrow string array first, most of the limiter's time."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if categories is None:
+        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+    position = {c: i for i, c in enumerate(categories)}
+    remap = np.asarray([position[u] for u in uniques] + [-1], dtype=np.int64)
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(categories, dtype=object))
 
 
 def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
@@ -178,7 +193,7 @@ def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogu
         why[LIMITER_NCU] = verdict
         why[LIMITER_GAIN] = np.where(np.isnan(gain), why[LIMITER_GAIN].to_numpy(dtype="float64"), gain)
     else:
-        why[LIMITER_NCU] = pd.Categorical([None] * len(frame))
+        why[LIMITER_NCU] = categorical(np.full(len(frame), None, dtype=object))
     return pd.concat([inputs, instruction_roofline(frame), why], axis=1)
 
 
@@ -202,7 +217,7 @@ def _ncu_columns(rules: pd.Series, limiter: pd.Series, time_s: np.ndarray) -> tu
         speedups = [f["speedup_pct"] for f in parsed[codes[row]] if f["rule"] in wanted and f["speedup_pct"]]
         if speedups:
             gain[row] = time_s[row] * max(speedups) / 100
-    return pd.Categorical(verdict), gain
+    return categorical(verdict), gain
 
 
 def ncu_mark(limiter: object, ncu_verdict: object) -> str:

@@ -146,12 +146,15 @@ def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str
     if "limiter" not in launches or not len(launches):
         return []
     # the two columns needed, of the unknown rows only (never a copy of the whole frame)
-    unknown = launches.loc[(launches["limiter"].astype("object") == UNKNOWN_LIMITER).to_numpy(),
+    unknown = launches.loc[(launches["limiter"] == UNKNOWN_LIMITER).to_numpy(dtype=bool, na_value=False),
                            ["source_file", "limiter_evidence"]]
     notes = []
     for source, rows in unknown.groupby(unknown["source_file"].astype("object").fillna(""), sort=True):
         needs: list[str] = []
-        for text in pd.unique(rows["limiter_evidence"].astype("object").dropna()):
+        evidence = rows["limiter_evidence"]  # a Categorical: its few texts, not one per launch
+        texts = evidence.cat.remove_unused_categories().cat.categories if isinstance(
+            evidence.dtype, pd.CategoricalDtype) else pd.unique(evidence.astype("object").dropna())
+        for text in texts:
             needs.extend(str(text).removeprefix(NOT_COLLECTED).split(", "))
         needs = list(dict.fromkeys(needs))
         total = int((launches["source_file"].astype("object").fillna("") == source).sum())

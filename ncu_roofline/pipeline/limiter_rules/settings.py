@@ -3,13 +3,12 @@ constants of the instruction roofline. A scratch copy of the file (a new rule, t
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ...core.data import METRICS_DIR
-from ..catalogue import LIMITERS_FILE
+from ..catalogue import LIMITERS_FILE, read_toml
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class LimiterSettings:
 
 @cache
 def limiter_settings(path: Path | None = None) -> LimiterSettings:
-    data = tomllib.loads((path or METRICS_DIR / LIMITERS_FILE).read_text(encoding="utf-8"))
+    data = read_toml(path or METRICS_DIR / LIMITERS_FILE)
     return LimiterSettings(
         thresholds={name: float(entry["value"]) for name, entry in data["thresholds"].items()},
         order=tuple(data["order"]["limiters"]), rules=dict(data.get("rules", {})),

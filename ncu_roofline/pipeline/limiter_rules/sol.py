@@ -18,6 +18,8 @@ SOL_NEEDS = ("sol_sm_pct", "sol_memory_pct")
 
 def _sol(f: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """SM and memory SOL % per row; memory is gpu__compute_memory_throughput, else the busiest memory unit."""
+    if not any(c in f for _, c in _MEMORY_UNITS) and "sol_memory_pct" not in f:
+        return col(f, "sol_sm_pct"), np.full(len(f), np.nan)
     units = np.column_stack([col(f, c) for _, c in _MEMORY_UNITS])
     with np.errstate(invalid="ignore"):
         busiest = np.where(np.isnan(units).all(axis=1), np.nan, np.nanmax(np.where(np.isnan(units), -np.inf, units),
@@ -48,7 +50,7 @@ def check_roof(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     by_fraction = ~measured & ~np.isnan(fraction) & (fraction >= t["roof_fraction"])
     by_sol = measured & (top >= t["roof_pct"])
     holds = by_sol | by_fraction
-    name, value = _busiest(f, _UNITS, top, "memory")
+    name, value = _busiest(f, _UNITS, top, "memory") if by_sol.any() else (np.full(len(f), "", dtype=object), top)
     complete = f[SOL_COMPLETE].to_numpy(dtype=bool, na_value=True) if SOL_COMPLETE in f else np.ones(len(f), bool)
     bound = np.where(complete, "", "≥ ").astype(object)
 
@@ -63,6 +65,8 @@ def _heavy(f: pd.DataFrame, s: LimiterSettings, which: str) -> Verdict:
     t = s.thresholds
     sm, memory = _sol(f)
     decided = known(sm, memory)
+    if not decided.any():  # no SOL counters: not tested anywhere
+        return Verdict(decided, decided, np.full(len(f), None, dtype=object), SOL_NEEDS)
     busy = decided & (np.fmax(sm, memory) >= t["latency_pct"]) & (np.fmax(sm, memory) < t["roof_pct"])
     gap = sm - memory
     holds = busy & {"compute": gap >= t["heavy_gap_pct"], "memory": -gap >= t["heavy_gap_pct"],

@@ -23,6 +23,8 @@ def _issue(f: pd.DataFrame, s: LimiterSettings, full_slots: bool) -> Verdict:
     decided = ~np.isnan(issue)
     full = decided & (issue >= s.thresholds["issue_full"])
     holds = full if full_slots else decided & ~full
+    if not holds.any():
+        return Verdict(holds, decided, np.full(len(f), None, dtype=object), ("issue_active",))
     index, stall = top_stall(f, s.stalls)
     names = np.asarray(list(s.stalls.values()) or [""], dtype=object)
 
