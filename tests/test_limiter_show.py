@@ -38,6 +38,11 @@ def test_show_gives_ncus_findings_our_gain_and_a_next_step(samples, tmp_path):
     path = samples / "CudaCode/dot_product.ncu-rep"
     out = tmp_path / "out"
     assert runner.invoke(app, ["analyze", str(path), "-o", str(out)]).exit_code == 0
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(out / "launches.parquet")  # one text per distinct sentence, not one per launch
+    assert pa.types.is_dictionary(schema.field("limiter_evidence").type)
     result = runner.invoke(app, ["show", str(out), "dot_prod_naive"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     text = result.output
