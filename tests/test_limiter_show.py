@@ -23,7 +23,8 @@ def test_the_mark_and_the_note_follow_the_rule_tables_ncu_classes():
     assert agrees_with_ncu("memory", "High Memory Throughput") is True
     assert agrees_with_ncu("latency", "High Memory Throughput") is False
     assert agrees_with_ncu("latency", None) is None and agrees_with_ncu("unknown", "Latency Issue") is None
-    assert ncu_mark("latency", "High Memory Throughput") == " ≠" and ncu_mark("memory", "High Memory Throughput") == ""
+    assert ncu_mark("latency", "High Memory Throughput") == " ≠"
+    assert ncu_mark("memory", "High Memory Throughput") == ""
     kernels = pd.DataFrame({"limiter": ["memory", "latency", "roof"],
                             "limiter_ncu": ["High Memory Throughput", "High Memory Throughput", None]})
     assert ncu_agreement_note(kernels) == [

@@ -23,7 +23,8 @@ Identity choices:
   (`tex__t_bytes_*`, `sass__inst_executed_*`) are not the ones any roofline definition uses.
 
 Values: numeric metrics only (string metrics never become columns; `device__attribute_display_name` becomes
-`device_name`), NCU's own rule results in its words (`ncu_rules`, readers/ncu_rules.py), the aggregate value of instanced metrics (an instanced metric without one is left out), integer
+`device_name`), NCU's own rule results in its words (`ncu_rules`, readers/ncu_rules.py), the aggregate
+value of instanced metrics (an instanced metric without one is left out), integer
 kinds read with `as_uint64()`. Units from `IMetric.unit()` are turned into base units with `unit_factor`
 (`gpu__time_duration.sum` in `ns` -> seconds; `hz`, `byte/s` stay), except for `derived__*` metrics and any
 `*.peak_sustained*` metric, whose `unit()` is empty or wrong (`byte` for a per-second rate): their raw value is kept,

@@ -176,7 +176,8 @@ def _why_lines(row: pd.Series, launches: pd.DataFrame, *, verbose: bool = False)
     verdict = row.get("limiter_ncu")
     agrees = agrees_with_ncu(row["limiter"], verdict)
     if agrees is not None:
-        lines.append(f"NCU's SpeedOfLight verdict: {verdict} ({'agrees' if agrees else 'differs; docs/limiters.md says where our order differs'})")
+        said = "agrees" if agrees else "differs; docs/limiters.md says where our order differs"
+        lines.append(f"NCU's SpeedOfLight verdict: {verdict} ({said})")
     lines.extend(_ncu_lines(launches))
     return lines
 
