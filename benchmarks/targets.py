@@ -31,7 +31,11 @@ Issue #38 (real-shaped pages, benchmarks/real_pages.py; medians of interleaved r
   to the largest size grows at most 1.1x as fast as linear. The 475-column B200 raw page (no FLOP counters:
   analysed with --allow-empty) at 10^4 (10^5 with --full) is printed beside the same baseline, without a target.
 
-`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real (#38).
+Issue #38 item 4 (CPU time inside one process, medians of interleaved runs):
+- limiter: on a details page without the limiter's counters (2.5x10^4 launches, benchmarks/generate.py), the CPU
+  time spent in the limiter (launch_limiters, group_limiters, the limiter notes) <= 0.05x the rest of `analyze`.
+
+`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real, limiter (#38).
 
 Wall time is what the targets are about; CPU time (user + system of the process, from wait4) is printed beside
 it, since on a shared machine it moves less with the load of other processes.
@@ -52,7 +56,30 @@ EXAMPLE = ROOT / "fixtures" / "example_h100_raw.csv"
 SAMPLES = ROOT.parent / "shared" / "ncu-samples"
 REPORT = SAMPLES / "NCAR-GPU_workshop" / "MW_Baseline.ncu-rep"
 SMALL_REPORT = SAMPLES / "nersc-gpp" / "output1.ncu-rep"
-GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real")
+GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real", "limiter")
+# The limiter's CPU share of one analysis: its entry points timed inside the process (limiter.py, the notes).
+LIMITER_SHARE = """
+import sys, time
+import ncu_roofline.pipeline.evaluate as evaluate, ncu_roofline.pipeline.steps as steps
+from ncu_roofline import analyze
+spent = [0.0]
+def timed(fn):
+    def run(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - start
+    return run
+evaluate.launch_limiters = timed(evaluate.launch_limiters)
+steps.group_limiters = timed(steps.group_limiters)
+steps.limiter_notes = timed(steps.limiter_notes)
+start = time.process_time()
+result = analyze(sys.argv[1], allow_empty=True)
+total = time.process_time() - start
+assert (result.launches["limiter"].astype(str) == "unknown").any()
+print(f"{spent[0]:.4f} {total - spent[0]:.4f}")
+"""
 # NVIDIA's own reader over every metric value of every action, in a process that has imported pandas and pyarrow
 # (which any tool writing Parquet tables pays): the floor for analysing a report (issue #38).
 NCU_REPORT_READ = """
@@ -178,6 +205,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
         _batch(measure, cli, workdir, log, figures, targets)
     if "real" in wanted:
         _real(measure, cli, me, workdir, out, parquet, clean, log, figures, targets, full)
+    if "limiter" in wanted:
+        _limiter(ensure_file, me, workdir, log, figures, targets)
     clean()
     parquet.unlink(missing_ok=True)
     return targets, figures
@@ -360,3 +389,25 @@ def _real(measure, cli, me, workdir, out, parquet, clean, log, figures, targets,
             targets.append(Target(f"real {page} page linear in launches ({small_n:,} -> {large_n:,}), CPU",
                                   growth / factor, 1.1, f"CPU grew {growth:.2f}x for {factor:.0f}x the launches",
                                   growth / factor, by_cpu=True))
+
+
+def _limiter(ensure_file, me, workdir, log, figures, targets, launches: int = 25_000, repeat: int = 5) -> None:
+    """The limiter's CPU time against the rest of the analysis, in the same process (a details page without its
+    counters: every launch `unknown`, the case issue #38 bounds at 5 %)."""
+    import subprocess
+
+    path = ensure_file(workdir, "details", launches, 0)
+    log(f"the limiter's CPU share of analysing {path.name} (no limiter counters) ...")
+    shares, limiter_s, rest_s = [], [], []
+    for _ in range(repeat):
+        done = subprocess.run([me, "-c", LIMITER_SHARE, str(path)], capture_output=True, text=True, check=True)
+        spent, rest = map(float, done.stdout.split()[-2:])
+        shares.append(spent / rest)
+        limiter_s.append(spent)
+        rest_s.append(rest)
+    figures.append(f"limiter {statistics.median(limiter_s):.3f} CPU-s of the rest {statistics.median(rest_s):.3f} "
+                   f"CPU-s (medians of {repeat})")
+    share = statistics.median(shares)
+    targets.append(Target(f"the limiter's CPU on {launches:,} launches without its counters vs the rest of analyze",
+                          share, 0.05, f"{statistics.median(limiter_s):.3f} vs {statistics.median(rest_s):.3f} "
+                          "CPU-s (medians, in one process)", share, by_cpu=True))

@@ -26,7 +26,16 @@ STALLS = {"long_scoreboard": "waiting on global/local memory (long scoreboard)",
           "lg_throttle": "local/global queue full (LG throttle)", "barrier": "waiting at a barrier",
           "math_pipe_throttle": "math pipe busy (math pipe throttle)", "wait": "fixed-latency dependency (wait)",
           "branch_resolving": "branch resolving", "no_instruction": "instruction cache miss (no instruction)",
-          "not_selected": "eligible but not selected (scheduler busy)"}
+          "not_selected": "eligible but not selected (scheduler busy)",
+          "drain": "draining memory stores after EXIT (drain)", "membar": "waiting at a memory barrier (membar)",
+          "imc_miss": "immediate constant cache miss (IMC miss)", "dispatch_stall": "dispatch stall",
+          "tex_throttle": "texture queue full (tex throttle)", "sleeping": "sleeping (nanosleep or warp sync)",
+          "misc": "miscellaneous hardware reasons (misc)"}
+UNITS = {"SM": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+         "L1TEX": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+         "L2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+         "DRAM": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"}
+MEMORY = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
 
 
 def g(value: float) -> str:
@@ -50,10 +59,22 @@ def counters(path) -> list[dict[str, float]]:
     return rows
 
 
+def p(percent: float) -> str:
+    return f"{percent:.1f}%"
+
+
 def expected_evidence(limiter: str, value, fraction: float) -> str:
     """The evidence, rebuilt from the counters as metrics/limiters.toml defines it."""
+    units = {name: value(metric) for name, metric in UNITS.items()}
     if limiter == "roof":
-        return f"{g(100 * fraction)} % of its roof"
+        name = max(units, key=lambda k: -math.inf if math.isnan(units[k]) else units[k])
+        return f"{name} {p(units[name])} of peak"
+    if limiter in ("memory", "compute", "balanced"):
+        memory_units = {k: v for k, v in units.items() if k != "SM" and not math.isnan(v)}
+        name = max(memory_units, key=memory_units.get)
+        mem = f"memory {p(value(MEMORY))} ({name} {p(memory_units[name])})"
+        sm = f"SM {p(units['SM'])}"
+        return f"{mem}, {sm} of peak" if limiter == "memory" else f"{sm}, {mem} of peak"
     if limiter == "launch":
         time_s = value("gpu__time_duration.sum") * 1e-9  # the report gives ns
         if time_s < 5e-6:
@@ -71,12 +92,12 @@ def expected_evidence(limiter: str, value, fraction: float) -> str:
                   "block size": f"{g(value('launch__block_size'))} threads/block",
                   "blocks per SM": f"{g(lowest)} blocks/SM"}
         why = " and ".join(f"{n} ({detail[n]})" for n, v in limits.items() if v == lowest)
-        return (f"occupancy {g(value('sm__warps_active.avg.pct_of_peak_sustained_active'))} % (theoretical "
-                f"{g(value('sm__maximum_warps_per_active_cycle_pct'))} %), limited by {why}")
+        return (f"occupancy {p(value('sm__warps_active.avg.pct_of_peak_sustained_active'))} (theoretical "
+                f"{p(value('sm__maximum_warps_per_active_cycle_pct'))}), limited by {why}")
     if limiter in ("latency", "issue"):
         stalls = {k: value(f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio") for k in STALLS}
         top = max(stalls, key=lambda k: -math.inf if math.isnan(stalls[k]) else stalls[k])
-        return (f"issue slots {g(100 * value('smsp__issue_active.avg.per_cycle_active'))} % busy; "
+        return (f"issue slots {p(100 * value('smsp__issue_active.avg.per_cycle_active'))} busy; "
                 f"{g(stalls[top])} of {g(value('smsp__average_warp_latency_per_inst_issued.ratio'))} cycles per "
                 f"instruction: {STALLS[top]}")
     raise AssertionError(f"no hand rule for {limiter}")
@@ -133,9 +154,10 @@ def test_one_real_example_of_each_kind_the_samples_show(samples):
     seen = set()
     for name in FULL_SET:
         seen |= set(analyze(samples / name).kernels["limiter"].astype(str))
-    # a one-wave grid (NCAR halo kernels: 0.267 waves), register-limited occupancy (NCAR compute_tendencies_x_279:
-    # 64 registers/thread, 50 % theoretical), kernels at their roof (vec_add), latency (the GEMMs)
-    assert {"launch", "occupancy", "roof", "latency"} <= seen
+    # a one-wave grid (NCAR halo kernels: 0.267 waves), kernels at their roof (vec_add: DRAM 91.7 %), memory-heavy
+    # (rms_norm: memory 67 %, SM 25 %), compute-heavy (MW_Baseline x_279), balanced (dot_prod), latency
+    # (dot_prod_naive: both units under 60 %)
+    assert {"launch", "roof", "memory", "compute", "balanced", "latency"} <= seen
 
 
 def test_a_capture_without_the_counters_says_unknown_once_with_the_command(samples):

@@ -28,6 +28,7 @@ IDENTITY_COLUMNS: dict[str, str] = {
     "workload_type": "string",  # "kernel", "graph", "range"
     "launches": "int64",  # launches this row stands for: 1, or Invocations of a per-kernel summary row
     "reader_notes": "string",  # what the reader could not read for this launch ("" when nothing)
+    "ncu_rules": "string",  # NCU's own rule results, a JSON list (readers/ncu_rules.py); null where none stored
 }
 
 

@@ -126,6 +126,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 LAUNCH_IDENTITY: tuple[str, ...] = (
     "source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name", "device_name",
     "compute_capability", "context", "stream", "grid", "block", "nvtx_range", "workload_type", "launches",
+    "ncu_rules",
 )
 KERNEL_IDENTITY: tuple[str, ...] = ("kernel_name", "kernel_demangled", "grid", "block", "device_name",
                                     "compute_capability", "nvtx_range", "launches", "source_files")
@@ -143,8 +144,13 @@ APP_GPU_TIME, PROFILED_SHARE, APP_TIME_SHARE = "app_gpu_time_s", "profiled_share
 # Why a kernel is slow (pipeline/limiter.py, thresholds and test order in metrics/limiters.toml), and the
 # instruction roofline (Ding & Williams 2019): warp instructions, their rate, and warp instructions per transaction
 # at each level (`ii_<level>`), shared memory included.
-LIMITERS: tuple[str, ...] = ("roof", "launch", "tail", "occupancy", "latency", "issue", "uncoalesced",
-                             "bank_conflicts", "unknown")
+LIMITERS: tuple[str, ...] = ("roof", "launch", "compute", "memory", "balanced", "tail", "uncoalesced",
+                             "bank_conflicts", "occupancy", "issue", "latency", "unknown")
+# The time a fix of the limiter would save (s): the headroom for `roof`, NCU's estimated speedup or ours otherwise.
+LIMITER_GAIN = "limiter_gain_s"
+# NCU's own verdicts: the launch table's rule results in NCU's words (JSON, readers/ncu_rules.py), and NCU's
+# SpeedOfLight title per launch and kernel group ('High Memory Throughput'), beside our limiter.
+NCU_RULES, LIMITER_NCU = "ncu_rules", "limiter_ncu"
 UNKNOWN_LIMITER = "unknown"
 INSTRUCTION_LEVELS: tuple[str, ...] = ("l1", "l2", "dram", "shared")
 
@@ -163,8 +169,8 @@ II_COLUMNS: tuple[str, ...] = tuple(ii_column(lv) for lv in INSTRUCTION_LEVELS)
 # Published per launch and per kernel group (after the speed-of-light columns).
 # `ii_shared_ideal`: warp instructions per conflict-free shared wavefront (the bank-conflict wall).
 II_SHARED_IDEAL = "ii_shared_ideal"
-LIMITER_COLUMNS: tuple[str, ...] = ("limiter", "limiter_evidence", "warp_inst", "int_ops", "gips", "peak_warp_gips",
-                                    *II_COLUMNS, II_SHARED_IDEAL)
+LIMITER_COLUMNS: tuple[str, ...] = ("limiter", "limiter_evidence", LIMITER_GAIN, LIMITER_NCU, "warp_inst",
+                                    "int_ops", "gips", "peak_warp_gips", *II_COLUMNS, II_SHARED_IDEAL)
 # Limiter inputs that add up over a group's launches (its ratios are recomputed from these sums) ...
 LIMITER_SUMMED: tuple[str, ...] = ("warp_inst", "int_ops", *(txn_column(lv) for lv in INSTRUCTION_LEVELS),
                                    "txn_shared_ideal", "sectors_global", "requests_global", "sectors_global_ideal")
@@ -175,6 +181,8 @@ LIMITER_TIME_WEIGHTED: tuple[str, ...] = (
     "blocks_limit_shared_mem", "blocks_limit_warps", "blocks_limit_blocks", "peak_warp_gips",
     "stall_long_scoreboard", "stall_short_scoreboard", "stall_mio_throttle", "stall_lg_throttle", "stall_barrier",
     "stall_math_pipe_throttle", "stall_wait", "stall_branch_resolving", "stall_no_instruction", "stall_not_selected",
+    "stall_drain", "stall_membar", "stall_imc_miss", "stall_dispatch_stall", "stall_tex_throttle", "stall_sleeping",
+    "stall_misc", "sol_sm_pct", "sol_memory_pct", "sol_l1tex_pct", "sol_l2_pct", "sol_dram_pct",
 )
 
 # What a person reads: labels for terms in charts, tables and messages.

@@ -85,6 +85,10 @@ class Columns:
         self._present = set(self._names)
         self._cache: dict[str, np.ndarray] = {}
 
+    def has(self, name: str) -> bool:
+        """Whether the frame holds the column (a glob is taken as possibly present)."""
+        return "*" in name or name in self._present
+
     def column(self, name: str) -> np.ndarray:
         if name not in self._cache:
             if name in self._present:
@@ -352,8 +356,15 @@ def _load_default() -> Catalogue:
 
 
 @cache
+def read_toml(path: Path) -> dict:
+    """A metrics/*.toml file parsed once per process (the catalogue and the limiter's settings read limiters.toml;
+    callers copy before changing it)."""
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
 def _load(path: Path) -> Catalogue:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = dict(read_toml(path))
     sources = data.pop("sources", {})
     timing_table = data.pop("timing", {})
     timing = tuple(timing_table.get("metrics", ()))

@@ -26,6 +26,7 @@ from ..core.vocabulary import (
     ALL_TERMS,
     DERIVED_QUANTITIES,
     LEVELS,
+    LIMITER_NCU,
     LIMITER_SUMMED,
     LIMITER_TIME_WEIGHTED,
     SOL_COMPLETE,
@@ -81,6 +82,7 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     more = _group_roofs(frame, out)
     more.update({def_column(q): _distinct(frame, def_column(q)) for q in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS)})
     more["ceiling_source"] = _distinct(frame, "ceiling_source")
+    more[LIMITER_NCU] = _distinct(frame, LIMITER_NCU)  # NCU's SpeedOfLight verdict, '+'-joined where launches differ
     out = pd.concat([out.drop(columns=[c for c in more if c in out]), pd.DataFrame(more, index=out.index)], axis=1)
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
     if invalid.any():

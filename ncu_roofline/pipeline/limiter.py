@@ -16,41 +16,30 @@ group rows: a group's limiter comes from its sums, never from a vote of its laun
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
-from functools import cache
+import json
 
 import numpy as np
 import pandas as pd
 
-from ..core.data import METRICS_DIR
-from ..core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LIMITERS, UNKNOWN_LIMITER, ii_column, txn_column
-from .catalogue import LIMITERS_FILE, Catalogue, as_columns, pick_definition
+from ..core.vocabulary import (
+    II_SHARED_IDEAL,
+    INSTRUCTION_LEVELS,
+    LIMITER_GAIN,
+    LIMITER_NCU,
+    NCU_RULES,
+    UNKNOWN_LIMITER,
+    ii_column,
+    txn_column,
+)
+from .catalogue import Catalogue, as_columns, pick_definition
+from .limiter_rules import RULES, LimiterSettings, limiter_settings
+from .limiter_rules.registry import ratio as _ratio
 
 GIGA = 1e9
 NOT_COLLECTED = "not collected: "  # how an `unknown` limiter's evidence starts, then the metrics it lacks
-
-
-@dataclass(frozen=True)
-class LimiterSettings:
-    thresholds: dict[str, float]
-    order: tuple[str, ...]
-    schedulers_per_sm: int
-    sector_bytes: float  # bytes of one L1/L2/DRAM transaction (a sector)
-    stalls: dict[str, str]  # stall column -> what a person reads
-    sections: tuple[str, ...]  # ncu sections that collect the counters
-    quantities: tuple[str, ...]  # every quantity limiters.toml defines
-
-
-@cache
-def limiter_settings() -> LimiterSettings:
-    data = tomllib.loads((METRICS_DIR / LIMITERS_FILE).read_text(encoding="utf-8"))
-    return LimiterSettings(
-        thresholds={name: float(entry["value"]) for name, entry in data["thresholds"].items()},
-        order=tuple(data["order"]["limiters"]), schedulers_per_sm=int(data["device"]["schedulers_per_sm"]),
-        sector_bytes=float(data["device"]["sector_bytes"]),
-        stalls=dict(data["stalls"]), sections=tuple(data["collect"]["sections"]),
-        quantities=tuple(k for k, v in data.items() if isinstance(v, list)))
+__all__ = ["LimiterSettings", "limiter_settings", "limiter_columns", "launch_limiters", "group_limiters",
+           "next_step", "transaction_peaks", "agrees_with_ncu", "ncu_findings", "ncu_mark", "NCU_DIFFERS"]
+NCU_DIFFERS = " ≠"  # after the one-word `why` where NCU's own SpeedOfLight verdict is another class
 
 
 def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: float | None) -> dict[str, float | None]:
@@ -68,9 +57,13 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
     out = {}
     columns = as_columns(raw)
     for quantity in limiter_settings().quantities:
-        defs = catalogue.definitions(quantity)
+        # only the definitions whose every input is a column can give a value: a capture without the limiter's
+        # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
+        defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         out[quantity] = pick_definition(columns, defs).values if defs else np.full(len(raw), np.nan)
-    return pd.DataFrame(out, index=raw.index)
+    # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column)
+    values = np.column_stack(list(out.values())) if out else np.empty((len(raw), 0))
+    return pd.DataFrame(values, columns=list(out), index=raw.index)
 
 
 def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None) -> np.ndarray:
@@ -108,195 +101,67 @@ def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
-def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        value = top / bottom
-    return np.where(np.isfinite(value), value, np.nan)
+def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
+                    settings: LimiterSettings | None = None) -> pd.DataFrame:
+    """`limiter`, `limiter_evidence` and `limiter_gain_s` for launch or group rows holding the limiter inputs and
+    the speed of light: the rules of `[order]` tried in turn, the first that holds answers. A rule whose counters
+    are missing is not tested (the later ones still are); where none holds and one was not tested, `unknown`,
+    naming what to collect (`catalogue`: each missing quantity's first definition).
 
-
-# ------------------------------------------------------------------------------------------------------- tests
-# Each test: (holds, decided, evidence) over all rows; evidence is only read where the test holds.
-
-@dataclass
-class _Test:
-    holds: np.ndarray
-    decided: np.ndarray
-    evidence: np.ndarray  # object: str where the test holds
-    needs: tuple[str, ...]  # quantities whose absence leaves it undecided
-
-
-def _col(frame: pd.DataFrame, name: str) -> np.ndarray:
-    return frame[name].to_numpy(dtype="float64") if name in frame else np.full(len(frame), np.nan)
-
-
-def _known(*arrays: np.ndarray) -> np.ndarray:
-    return np.logical_and.reduce([~np.isnan(a) for a in arrays])
-
-
-def fmt(values: np.ndarray) -> np.ndarray:
-    """Three significant digits, the way every evidence number is written, over an array: an object array of str (so that `+` joins texts element-wise)."""
-    values = np.asarray(values, dtype="float64")
-    distinct, inverse = np.unique(values, return_inverse=True)  # launches of one kernel repeat their numbers
-    return np.asarray([f"{v:.3g}" for v in distinct.tolist()], dtype=object)[inverse.reshape(values.shape)]
-
-
-def _phrases(rows: np.ndarray, build) -> np.ndarray:
-    """Evidence texts where `rows` hold (None elsewhere): `build(pick)` joins `fmt`ed columns, `pick(a)` = a[rows]."""
-    out = np.full(len(rows), None, dtype=object)
-    if rows.any():
-        out[rows] = build(lambda values: np.asarray(values)[rows])
-    return out
-
-
-def _texts(mask: np.ndarray, yes: np.ndarray | str, no: np.ndarray | str) -> np.ndarray:
-    return np.where(mask, yes, no).astype(object)
-
-
-def check_roof(f: pd.DataFrame, t: dict[str, float]) -> _Test:
-    fraction = _col(f, "roofline_fraction")
-    holds = ~np.isnan(fraction) & (fraction >= t["roof_fraction"])
-    # no roof known: the test says nothing and blocks nothing (the other tests do not need a roof)
-    return _Test(holds, np.ones(len(f), dtype=bool),
-                 _phrases(holds, lambda p: fmt(100 * p(fraction)) + " % of its roof"), ())
-
-
-def check_launch(f: pd.DataFrame, t: dict[str, float]) -> _Test:
-    time_s, waves, sms, blocks = (_col(f, c) for c in ("time_s", "waves", "sm_count", "grid_blocks"))
-    short = ~np.isnan(time_s) & (time_s < t["launch_time_s"])
-    small = ~np.isnan(waves) & (waves < t["launch_waves"])
-
-    def build(p) -> np.ndarray:
-        grid = _texts(np.isnan(p(sms)), "", " on " + fmt(p(sms)) + " SMs") \
-            + _texts(np.isnan(p(blocks)), "", " (" + fmt(p(blocks)) + " blocks)")
-        return _texts(p(short), fmt(p(time_s) * 1e6) + " µs per launch", fmt(p(waves)) + " waves" + grid)
-    return _Test(short | small, short | ~np.isnan(waves), _phrases(short | small, build), ("waves",))
-
-
-def check_tail(f: pd.DataFrame, t: dict[str, float]) -> _Test:
-    waves, occ, theo = (_col(f, c) for c in ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
-    whole = np.floor(waves)
-    partial = waves - whole
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(partial > 0, 1.0 / (whole + 1.0), 0.0)
-    decided = _known(waves, occ, theo)
-    holds = decided & (whole >= 1) & (effect >= t["tail_effect"]) & (occ < theo * t["tail_occupancy_ratio"])
-    return _Test(holds, decided, _phrases(holds, lambda p: (
-        fmt(p(waves)) + " waves: the partial last wave may take up to " + fmt(100 * p(effect))
-        + " % of the time (occupancy " + fmt(p(occ)) + " % of " + fmt(p(theo)) + " % theoretical)")),
-        ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
-
-
-def check_uncoalesced(f: pd.DataFrame, t: dict[str, float]) -> _Test:
-    sectors, requests, ideal = (_col(f, c) for c in ("sectors_global", "requests_global", "sectors_global_ideal"))
-    decided = _known(sectors, requests, ideal)
-    ratio = _ratio(sectors, ideal)
-    holds = decided & (requests > 0) & ~np.isnan(ratio) & (ratio >= t["uncoalesced_ratio"])
-    return _Test(holds, decided, _phrases(holds, lambda p: (
-        fmt(p(sectors) / p(requests)) + " sectors/request, ideal " + fmt(p(ideal) / p(requests)))),
-        ("sectors_global", "requests_global", "sectors_global_ideal"))
-
-
-def check_bank_conflicts(f: pd.DataFrame, t: dict[str, float]) -> _Test:
-    wavefronts, ideal = _col(f, txn_column("shared")), _col(f, "txn_shared_ideal")
-    decided = _known(wavefronts, ideal)
-    ratio = _ratio(wavefronts, ideal)
-    holds = decided & ~np.isnan(ratio) & (ratio >= t["bank_conflict_ratio"])
-    return _Test(holds, decided, _phrases(holds, lambda p: (
-        fmt(p(ratio)) + " shared wavefronts per conflict-free one (" + fmt(p(wavefronts) - p(ideal)) + " of "
-        + fmt(p(wavefronts)) + " are bank conflicts)")), (txn_column("shared"), "txn_shared_ideal"))
-
-
-_OCCUPANCY_LIMITS = (("blocks_limit_registers", "registers"), ("blocks_limit_shared_mem", "shared memory"),
-                     ("blocks_limit_warps", "block size"), ("blocks_limit_blocks", "blocks per SM"))
-
-
-def check_occupancy(f: pd.DataFrame, t: dict[str, float]) -> _Test:
-    occ, theo = _col(f, "occupancy_pct"), _col(f, "occupancy_theoretical_pct")
-    limits = np.column_stack([_col(f, c) for c, _ in _OCCUPANCY_LIMITS])
-    decided = _known(occ, theo) & ~np.isnan(limits).any(axis=1)
-    holds = decided & (theo < 100 - 1e-9) & (occ < t["occupancy_low_pct"])
-    registers, shared, block = (_col(f, c) for c in ("registers_per_thread", "shared_mem_per_block", "block_size"))
-
-    def build(p) -> np.ndarray:
-        mine = p(limits)
-        lowest = np.nanmin(mine, axis=1)
-        details = (("registers (", fmt(p(registers)), "/thread)", p(registers)),
-                   ("shared memory (", fmt(p(shared)), " B/block)", p(shared)),
-                   ("block size (", fmt(p(block)), " threads/block)", p(block)),
-                   ("blocks per SM (", fmt(lowest), " blocks/SM)", lowest))
-        why = np.full(len(lowest), "", dtype=object)
-        for j, (name, value, unit, raw) in enumerate(details):
-            text = _texts(np.isnan(raw), name[:-2], name + value + unit)
-            binding = mine[:, j] == lowest
-            why = np.where(binding, why + _texts(why == "", "", " and ") + text, why).astype(object)
-        return "occupancy " + fmt(p(occ)) + " % (theoretical " + fmt(p(theo)) + " %), limited by " + why
-    return _Test(holds, decided, _phrases(holds, build), ("occupancy_pct", "occupancy_theoretical_pct",
-                                                         *(c for c, _ in _OCCUPANCY_LIMITS)))
-
-
-def _top_stall(f: pd.DataFrame, stalls: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the index of the largest stall reason (cycles per issued instruction) and its cycles."""
-    values = np.column_stack([_col(f, c) for c in stalls]) if stalls else np.full((len(f), 1), np.nan)
-    filled = np.where(np.isnan(values), -np.inf, values)
-    index = np.argmax(filled, axis=1)
-    return index, values[np.arange(len(f)), index]
-
-
-def _issue_tests(f: pd.DataFrame, t: dict[str, float], stalls: dict[str, str]) -> tuple[_Test, _Test]:
-    issue, cycles = _col(f, "issue_active"), _col(f, "warp_cycles_per_issue")
-    decided = ~np.isnan(issue)
-    full = decided & (issue >= t["issue_full"])
-    index, stall = _top_stall(f, stalls)
-    names = np.asarray(list(stalls.values()) or [""], dtype=object)
-
-    def build(p) -> np.ndarray:
-        of = _texts(np.isnan(p(cycles)), "", " of " + fmt(p(cycles)))
-        why = _texts(np.isnan(p(stall)), "",
-                     "; " + fmt(p(stall)) + of + " cycles per instruction: " + names[p(index)])
-        return "issue slots " + fmt(100 * p(issue)) + " % busy" + why
-    latency = decided & ~full
-    return (_Test(full, decided, _phrases(full, build), ("issue_active",)),
-            _Test(latency, decided, _phrases(latency, build), ("issue_active",)))
-
-
-def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None) -> pd.DataFrame:
-    """`limiter` and `limiter_evidence` for launch or group rows holding the limiter inputs and the speed of light.
-
-    `catalogue` names the metrics behind a missing quantity in an `unknown` answer (its first definition)."""
-    settings = limiter_settings()
-    t = settings.thresholds
-    issue, latency = _issue_tests(frame, t, settings.stalls)
-    tests = {"roof": check_roof(frame, t), "launch": check_launch(frame, t), "tail": check_tail(frame, t),
-             "uncoalesced": check_uncoalesced(frame, t), "bank_conflicts": check_bank_conflicts(frame, t),
-             "occupancy": check_occupancy(frame, t), "issue": issue, "latency": latency}
+    The evidence is a Categorical: launches of one kernel share their sentences, and every `unknown` launch of a
+    capture the one "not collected" text (Parquet stores it dictionary-encoded)."""
+    settings = settings or limiter_settings()
     n = len(frame)
     limiter = np.full(n, UNKNOWN_LIMITER, dtype=object)
     evidence = np.full(n, None, dtype=object)
+    gain = np.full(n, np.nan)
     open_rows = np.ones(n, dtype=bool)
-    blocked = np.zeros(n, dtype=bool)  # an earlier test was undecided: a later one that holds may not be the answer
-    needs = sorted({q for test in tests.values() for q in test.needs})
-    absent = np.column_stack([np.isnan(_col(frame, q)) for q in needs]) if needs else np.zeros((n, 0), dtype=bool)
+    verdicts = {name: RULES[name](frame, settings) for name in settings.order}
+    needs = sorted({q for v in verdicts.values() for q in v.needs})
+    absent = np.column_stack([np.isnan(_column(frame, q)) for q in needs]) if needs else np.zeros((n, 0), dtype=bool)
     missing = np.zeros_like(absent)
-    for name in settings.order:
-        test = tests[name]
-        take = open_rows & ~blocked & test.holds
+    for name, verdict in verdicts.items():
+        take = open_rows & verdict.holds
         limiter[take] = name
-        evidence[take] = test.evidence[take]
+        evidence[take] = verdict.evidence[take]
+        if verdict.gain_s is not None:
+            gain[take] = verdict.gain_s[take]
         open_rows &= ~take
-        undecided = open_rows & ~test.decided
-        if undecided.any():  # every counter the remaining tests lack: one collect command
-            columns = [needs.index(q) for q in test.needs]
-            missing[np.ix_(undecided, columns)] |= absent[np.ix_(undecided, columns)]
-        blocked |= undecided
-    unknown = np.flatnonzero(limiter == UNKNOWN_LIMITER)
+        untested = open_rows & ~verdict.decided
+        if untested.any():  # every counter the untested rules lack: one collect command
+            columns = [needs.index(q) for q in verdict.needs]
+            missing[np.ix_(untested, columns)] |= absent[np.ix_(untested, columns)]
+    unknown = np.flatnonzero(open_rows)
     if len(unknown):  # one text per distinct set of missing counters, not one per launch
         bits = missing[unknown].astype(np.int64) @ (np.int64(1) << np.arange(len(needs), dtype=np.int64))
         patterns, inverse = np.unique(bits, return_inverse=True)
         texts = [NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
                                                            catalogue)) for b in patterns]
         evidence[unknown] = np.asarray(texts, dtype=object)[inverse.reshape(-1)]
-    return pd.DataFrame({"limiter": pd.Categorical(limiter, categories=list(LIMITERS)),
-                         "limiter_evidence": pd.array(evidence, dtype="string")}, index=frame.index)
+    return pd.DataFrame({"limiter": categorical(limiter, [*settings.order, UNKNOWN_LIMITER]),
+                         "limiter_evidence": categorical(evidence),
+                         LIMITER_GAIN: gain}, index=frame.index)
+
+
+def categorical(values: np.ndarray, categories: list[str] | None = None) -> pd.Categorical:
+    """An object array of texts (None for null) as a Categorical with object categories, built from its codes:
+    pandas' own inference turns 10^5 texts into an Arrow string array first, most of the limiter's time."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if categories is None:
+        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+    position = {c: i for i, c in enumerate(categories)}
+    remap = np.asarray([position[u] for u in uniques] + [-1], dtype=np.int64)
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(categories, dtype=object))
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    return frame[name].to_numpy(dtype="float64") if name in frame else np.full(len(frame), np.nan)
+
+
+def next_step(limiter: object, settings: LimiterSettings | None = None) -> str | None:
+    """The one thing to try next for a limiter (its `[rules.NAME]` next_step); None for unknown or no limiter."""
+    table = (settings or limiter_settings()).rules.get(str(limiter))
+    return None if table is None else table.get("next_step")
 
 
 def missing_metrics(quantities: list[str], catalogue: Catalogue | None) -> list[str]:
@@ -310,7 +175,8 @@ def missing_metrics(quantities: list[str], catalogue: Catalogue | None) -> list[
 
 def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogue,
                     devices: dict | None, clock: str = "measured") -> pd.DataFrame:
-    """Per launch: the limiter inputs (kept for the groups), the instruction roofline and the limiter.
+    """Per launch: the limiter inputs (kept for the groups), the instruction roofline and the limiter, with NCU's
+    own SpeedOfLight verdict beside it and NCU's estimated speedup as the gain where the report stores one.
 
     `clock="max"` (`--clock max`) puts the instruction roof on the device's maximum SM clock, as the other roofs."""
     inputs = limiter_inputs(raw, catalogue)
@@ -321,7 +187,51 @@ def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogu
         peak = np.where(np.isfinite(scale), peak * scale, peak)
     inputs["peak_warp_gips"] = peak
     frame = pd.concat([values, inputs], axis=1)
-    return pd.concat([inputs, instruction_roofline(frame), limiter_columns(frame, catalogue)], axis=1)
+    why = limiter_columns(frame, catalogue)
+    if NCU_RULES in raw and raw[NCU_RULES].notna().any():
+        verdict, gain = _ncu_columns(raw[NCU_RULES], why["limiter"], frame["time_s"].to_numpy(dtype="float64"))
+        why[LIMITER_NCU] = verdict
+        why[LIMITER_GAIN] = np.where(np.isnan(gain), why[LIMITER_GAIN].to_numpy(dtype="float64"), gain)
+    else:
+        why[LIMITER_NCU] = categorical(np.full(len(frame), None, dtype=object))
+    return pd.concat([inputs, instruction_roofline(frame), why], axis=1)
+
+
+def ncu_findings(text: object) -> list[dict]:
+    """A launch's `ncu_rules` JSON as a list of findings (readers/ncu_rules.py), [] where it has none."""
+    return json.loads(text) if isinstance(text, str) and text else []
+
+
+def _ncu_columns(rules: pd.Series, limiter: pd.Series, time_s: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
+    """NCU's SpeedOfLight title per launch, and the time NCU's estimated speedup of the rule behind our limiter
+    (`ncu_gain` of its table) saves: time_s x speedup %. Each distinct JSON text is parsed once."""
+    settings = limiter_settings()
+    codes, texts = pd.factorize(rules.astype("object"))
+    parsed = [ncu_findings(t) for t in texts]
+    titles = [next((f["title"] for f in found if f["rule"] == "SOLBottleneck"), None) for found in parsed]
+    verdict = np.asarray(titles + [None], dtype=object)[np.where(codes < 0, len(titles), codes)]
+    gain = np.full(len(rules), np.nan)
+    words = limiter.astype("object").to_numpy()
+    for row in np.flatnonzero(codes >= 0):
+        wanted = settings.rules.get(str(words[row]), {}).get("ncu_gain", ())
+        speedups = [f["speedup_pct"] for f in parsed[codes[row]] if f["rule"] in wanted and f["speedup_pct"]]
+        if speedups:
+            gain[row] = time_s[row] * max(speedups) / 100
+    return categorical(verdict), gain
+
+
+def ncu_mark(limiter: object, ncu_verdict: object) -> str:
+    """The short mark after the terminal's `why` where NCU disagrees ('' where it agrees or said nothing)."""
+    return NCU_DIFFERS if agrees_with_ncu(limiter, ncu_verdict) is False else ""
+
+
+def agrees_with_ncu(limiter: object, ncu_verdict: object) -> bool | None:
+    """Whether our limiter is one of the classes NCU's SpeedOfLight verdict stands for (`ncu` of its table);
+    None where NCU gave none or ours is unknown."""
+    if not isinstance(ncu_verdict, str) or not ncu_verdict or str(limiter) == UNKNOWN_LIMITER:
+        return None
+    table = limiter_settings().rules.get(str(limiter), {})
+    return ncu_verdict in table.get("ncu", ())
 
 
 def _clock(raw: pd.DataFrame, catalogue: Catalogue, quantity: str) -> np.ndarray:

@@ -145,11 +145,16 @@ def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str
 
     if "limiter" not in launches or not len(launches):
         return []
-    unknown = launches[(launches["limiter"].astype("object") == UNKNOWN_LIMITER).to_numpy()]
+    # the two columns needed, of the unknown rows only (never a copy of the whole frame)
+    unknown = launches.loc[(launches["limiter"] == UNKNOWN_LIMITER).to_numpy(dtype=bool, na_value=False),
+                           ["source_file", "limiter_evidence"]]
     notes = []
     for source, rows in unknown.groupby(unknown["source_file"].astype("object").fillna(""), sort=True):
         needs: list[str] = []
-        for text in pd.unique(rows["limiter_evidence"].astype("object").dropna()):
+        evidence = rows["limiter_evidence"]  # a Categorical: its few texts, not one per launch
+        texts = evidence.cat.remove_unused_categories().cat.categories if isinstance(
+            evidence.dtype, pd.CategoricalDtype) else pd.unique(evidence.astype("object").dropna())
+        for text in texts:
             needs.extend(str(text).removeprefix(NOT_COLLECTED).split(", "))
         needs = list(dict.fromkeys(needs))
         total = int((launches["source_file"].astype("object").fillna("") == source).sum())
@@ -160,3 +165,20 @@ def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str
                      f"{counted(total, 'launch', 'launches')}: its counters were not collected; to collect them: "
                      f"{how} (`ncu-roofline metrics` lists them)")
     return notes
+
+
+def ncu_agreement_note(kernels: pd.DataFrame) -> list[str]:
+    """Where the reports hold NCU's own SpeedOfLight verdicts: on how many kernel groups our limiter agrees (the
+    terminal marks the others with ≠)."""
+    from .limiter import NCU_DIFFERS, agrees_with_ncu
+
+    if "limiter_ncu" not in kernels or kernels["limiter_ncu"].isna().all():
+        return []
+    verdicts = [agrees_with_ncu(w, v) for w, v in zip(kernels["limiter"].astype("object"),
+                                                      kernels["limiter_ncu"].astype("object"))]
+    judged = [v for v in verdicts if v is not None]
+    if not judged:
+        return []
+    differ = "" if all(judged) else f" (the others marked{NCU_DIFFERS}; `show RANK` gives NCU's findings)"
+    return [f"the limiter agrees with Nsight Compute's own SpeedOfLight verdict on {sum(judged)} of "
+            f"{counted(len(judged), 'kernel group', 'kernel groups')}{differ}"]

@@ -29,7 +29,7 @@ from .evaluate import attach_roofs, derive_launches, place_launches, refuse_with
 from .group import filter_nvtx, group_keys, group_launches
 from .limiter import group_limiters, limiter_settings
 from .rank import rank_kernels
-from .run_notes import gap_notes, limiter_notes, nothing_placed_message, unplaced_note
+from .run_notes import gap_notes, limiter_notes, ncu_agreement_note, nothing_placed_message, unplaced_note
 from .validity import flag_invalid_values, invalid_value_notes
 
 GroupBy = Literal["kernel", "nvtx", "op"]
@@ -233,6 +233,7 @@ def notes(run: Run) -> Run:
     unplaced = unplaced_note(run.kernels, run.evaluated, _max_clock_hz(run.raw, run.catalogue))
     return replace(run, notes=(*run.notes, *gap_notes(list(run.gaps), set(run.reports)),
                                *limiter_notes(run.launches, set(run.reports), limiter_settings().sections),
+                               *ncu_agreement_note(run.kernels),
                                *([unplaced] if unplaced else [])))
 
 

@@ -23,7 +23,8 @@ Identity choices:
   (`tex__t_bytes_*`, `sass__inst_executed_*`) are not the ones any roofline definition uses.
 
 Values: numeric metrics only (string metrics never become columns; `device__attribute_display_name` becomes
-`device_name`), the aggregate value of instanced metrics (an instanced metric without one is left out), integer
+`device_name`), NCU's own rule results in its words (`ncu_rules`, readers/ncu_rules.py), the aggregate
+value of instanced metrics (an instanced metric without one is left out), integer
 kinds read with `as_uint64()`. Units from `IMetric.unit()` are turned into base units with `unit_factor`
 (`gpu__time_duration.sum` in `ns` -> seconds; `hz`, `byte/s` stay), except for `derived__*` metrics and any
 `*.peak_sustained*` metric, whose `unit()` is empty or wrong (`byte` for a per-second rate): their raw value is kept,
@@ -48,6 +49,7 @@ from ..core.errors import InputError
 from ..core.launch_table import finish_launch_table
 from .columns import DEVICE_NAME_METRIC
 from .ncu_import import MISSING_WHEEL, read_with_ncu_import  # noqa: F401 (re-exported)
+from .ncu_rules import rule_results
 from .report_container import ReportLayout, _one_line, _Result, looks_like_ncu_rep, scan_report  # noqa: F401
 from .units import unit_factor
 
@@ -363,7 +365,7 @@ def _build(module, path: Path, layout: ReportLayout, actions: list, wanted, prog
     identity: dict[str, list] = {k: [] for k in (
         "kernel_name", "kernel_demangled", "process_id", "process_name",
         "device_name", "compute_capability", "context", "stream", "grid", "block", "workload_type", "nvtx_range",
-        "reader_notes")}
+        "reader_notes", "ncu_rules")}
     metrics = _MetricReader(n, wanted)
     step = max(1, n // 100)
     for row, action in enumerate(actions):
@@ -392,6 +394,7 @@ def _build(module, path: Path, layout: ReportLayout, actions: list, wanted, prog
         identity["block"].append(block if block is not None else pd.NA)
         identity["workload_type"].append(_workload_type(module, action) or pd.NA)
         identity["nvtx_range"].append(_nvtx_range(action) or pd.NA)
+        identity["ncu_rules"].append(rule_results(action) or pd.NA)
         problems = metrics.read(row, action)
         notes = [x for x in (common_note, dims_note) if x]
         if problems:

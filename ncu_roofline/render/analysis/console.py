@@ -37,7 +37,8 @@ _COLUMNS = (Col("#", drop=None), Col("kernel", "left", drop=None), Col("calls", 
             Col("AI", drop=2, legend="AI: FLOP per DRAM byte"), Col("bound", "left", drop=8),
             Col("of roof", drop=9, legend="of roof: roofline fraction"),
             Col("headroom", drop=10, legend="headroom: time a kernel at its roof saves"))
-_WHY_COLUMN = (Col("why", "left", drop=6, legend="why: the limiter (`show RANK` gives its evidence)"),)
+_WHY_COLUMN = (Col("why", "left", drop=6, legend="why: the limiter (`show RANK` gives its evidence; ≠: NCU's own "
+                                                 "verdict differs)"),)
 # With --nsys: the kernel's time over the whole run, and the part of it reaching the roof would save.
 _APP_COLUMNS = (Col("app time", drop=5), Col("app headroom", drop=6.5,
                                              legend="app: over the whole run (Nsight Systems timeline)"))
@@ -48,6 +49,8 @@ SORT_COLUMNS = {"headroom": "headroom", "time": "time", "fraction": "of roof", "
 def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
     import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
 
+    from ...pipeline.limiter import ncu_mark
+
     complete = _complete(kernels.head(top))
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
@@ -57,7 +60,8 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
         upper_bound(fmt_si(row.headroom_s, "s"), done),
         *((fmt_si(getattr(row, APP_TIME), "s"), fmt_si(getattr(row, APP_HEADROOM), "s")) if APP_HEADROOM in kernels
           else ()),
-        limiter_word(getattr(row, "limiter", None)),
+        limiter_word(getattr(row, "limiter", None)) + ncu_mark(getattr(row, "limiter", None),
+                                                               getattr(row, "limiter_ncu", None)),
     ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]
 
 

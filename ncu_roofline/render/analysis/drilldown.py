@@ -6,6 +6,7 @@ with their source, and its status in full. Reads only the tables `analyze -o` wr
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -27,8 +28,10 @@ from ...core.vocabulary import (
     display,
     ii_column,
 )
+from ...pipeline.limiter import NOT_COLLECTED, agrees_with_ncu, ncu_findings, next_step
+from ...pipeline.run_notes import collect_command
 from ...pipeline.select import name_mask
-from ..numbers import format_number, format_si
+from ..numbers import format_number, format_si, pct
 from ..safe_text import for_terminal
 
 _LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
@@ -92,7 +95,7 @@ def _cells(*values: object) -> list[Text]:
     return [Text(for_terminal(value)) for value in values]
 
 
-def print_drilldown(outdir: Path, key: str, console: Console) -> None:
+def print_drilldown(outdir: Path, key: str, console: Console, *, verbose: bool = False) -> None:
     kernels_path, launches_path = Path(outdir) / "kernels.parquet", Path(outdir) / "launches.parquet"
     for path in (kernels_path, launches_path):
         if not path.exists():
@@ -103,7 +106,12 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
     say(f"#{row['rank']} {display_name(str(row['kernel_name']))}")
     say(f"recorded as {row['kernel_name']}; grid {_known(row.get('grid'))} × block {_known(row.get('block'))}; "
         f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}")
-    for line in _why_lines(row):
+    launches = pd.read_parquet(launches_path)
+    mine = launches[launches["kernel_name"] == row["kernel_name"]]
+    for column in ("grid", "block"):
+        if column in mine and pd.notna(row.get(column)):
+            mine = mine[mine[column].astype(str) == str(row[column])]
+    for line in [*_why_lines(row, mine, verbose=verbose), *_instruction_lines(row)]:
         say(line)
 
     numbers = Table(title="derived numbers", header_style="bold", box=None, pad_edge=False)
@@ -129,11 +137,6 @@ def print_drilldown(outdir: Path, key: str, console: Console) -> None:
             roofs.add_row(*_cells(display(term.key), _value(term.peak, row[term.peak])))
     console.print(roofs)
 
-    launches = pd.read_parquet(launches_path)
-    mine = launches[launches["kernel_name"] == row["kernel_name"]]
-    for column in ("grid", "block"):
-        if column in mine and pd.notna(row.get(column)):
-            mine = mine[mine[column].astype(str) == str(row[column])]
     table = Table(title=f"{len(mine)} launch rows", header_style="bold", box=None, pad_edge=False)
     present = [c for c in _LAUNCH_COLUMNS if c in mine]
     for column in present:
@@ -155,12 +158,68 @@ def _known(value: object) -> str:
     return "—" if value is None or pd.isna(value) or str(value) in ("", "<NA>", "nan") else str(value)
 
 
-def _why_lines(row: pd.Series) -> list[str]:
-    """The limiter with its evidence in full, and the instruction roofline's numbers (none for older tables)."""
+def _why_lines(row: pd.Series, launches: pd.DataFrame, *, verbose: bool = False) -> list[str]:
+    """The limiter with its evidence in full, the time a fix would save, one next step, and NCU's own findings
+    in its words ordered by its estimated speedup (none for older tables or a CSV export)."""
     if "limiter" not in row:
         return []
-    lines = [f"why: {str(row['limiter']).replace('_', ' ')}"
-             + (f": {row['limiter_evidence']}" if pd.notna(row.get("limiter_evidence")) else "")]
+    word = str(row["limiter"]).replace("_", " ")
+    evidence = row.get("limiter_evidence")
+    if word == "unknown":
+        return _unknown_lines(evidence, launches, verbose=verbose)
+    lines = [f"why: {word}" + (f": {evidence}" if pd.notna(evidence) else "")]
+    if pd.notna(row.get("limiter_gain_s")):
+        lines.append(f"gain if fixed: up to {format_si(row['limiter_gain_s'], 's')} of {format_si(row['time_s'], 's')}")
+    step = next_step(row["limiter"])
+    if step:
+        lines.append(f"next step: {step}")
+    verdict = row.get("limiter_ncu")
+    agrees = agrees_with_ncu(row["limiter"], verdict)
+    if agrees is not None:
+        said = "agrees" if agrees else "differs; docs/limiters.md says where our order differs"
+        lines.append(f"NCU's SpeedOfLight verdict: {verdict} ({said})")
+    lines.extend(_ncu_lines(launches))
+    return lines
+
+
+def _unknown_lines(evidence: object, launches: pd.DataFrame, *, verbose: bool) -> list[str]:
+    """`unknown`: the one ncu command that collects exactly the missing counters (the run note's, built by
+    pipeline/run_notes.collect_command); the counters themselves only with --verbose."""
+    needs = str(evidence).removeprefix(NOT_COLLECTED).split(", ") if pd.notna(evidence) else []
+    sources = launches["source_file"].astype(str) if "source_file" in launches else pd.Series([], dtype=str)
+    report = bool(len(sources)) and sources.str.contains(r"\.(?:ncu-repz?|nsight-cuprof-report)$").all()
+    lines = ["why: unknown (its counters were not collected)"]
+    if needs:
+        lines.append(f"next step: collect them: {collect_command(needs, report=report)}")
+        if verbose:
+            lines.append("missing counters: " + ", ".join(needs))
+    return lines
+
+
+_NCU_MARKUP = ((re.compile(r"@section:[^:@]*:([^@]*)@"), r"\1"), (re.compile(r"@url:([^:@]*):[^@]*@"), r"\1"),
+               (re.compile(r"@[a-z]+:[^:@]*:([^@]*)@"), r"\1"))
+
+
+def _ncu_lines(launches: pd.DataFrame) -> list[str]:
+    """NCU's findings for the group's longest launch, in NCU's words, largest estimated speedup first."""
+    if "ncu_rules" not in launches or launches["ncu_rules"].isna().all():
+        return []
+    held = launches[launches["ncu_rules"].notna()]
+    launch = held.loc[held["time_s"].astype("float64").fillna(0).idxmax()] if "time_s" in held else held.iloc[0]
+    lines = [f"NCU's findings (launch {launch.get('launch_id')}, by NCU's estimated speedup):"]
+    for finding in ncu_findings(launch["ncu_rules"]):
+        message = finding["message"]
+        for pattern, repl in _NCU_MARKUP:
+            message = pattern.sub(repl, message)
+        speedup = pct(finding["speedup_pct"] / 100) if finding["speedup_pct"] is not None else "—"
+        title = f"{finding['title']}: " if finding["title"] else ""
+        lines.append(f"  {speedup:>6} {finding['rule']} ({finding['section']}): {title}{' '.join(message.split())}")
+    return lines
+
+
+def _instruction_lines(row: pd.Series) -> list[str]:
+    """The instruction roofline's numbers (none for older tables)."""
+    lines = []
     if pd.notna(row.get("warp_inst")):
         per = ", ".join(f"{display(lv) if lv != 'shared' else 'shared'} {format_number(row.get(ii_column(lv)))}"
                         for lv in INSTRUCTION_LEVELS)

@@ -160,8 +160,18 @@ def full_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
             f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
             f"{lower_bound(_pct(row.roofline_fraction), done)} | {upper_bound(fmt_si(row.headroom_s, 's'), done)} |"
             + (f" {fmt_si(getattr(row, APP_TIME), 's')} | {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else "")
-            + f" {_cell(for_terminal(limiter_text(getattr(row, 'limiter', None), getattr(row, 'limiter_evidence', None))))} |")
+            + f" {_cell(for_terminal(_why(row)))} |")
     return lines
+
+
+def _why(row) -> str:
+    """The why cell: the limiter with its evidence, then its one next step (metrics/limiters.toml)."""
+    from ...pipeline.limiter import next_step
+
+    limiter = getattr(row, "limiter", None)
+    step = next_step(limiter)
+    text = limiter_text(limiter, getattr(row, "limiter_evidence", None))
+    return f"{text}. Next: {step}" if step else text
 
 
 def headroom_bars(shown: pd.DataFrame, complete: list) -> list[str]:
