@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..core.errors import InputError
 from ..core.status import StatusNotes
-from ..core.vocabulary import APP_HEADROOM, KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
+from ..core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
 from ..readers import read_inputs
 from .by_name import BY_NAME_COLUMN, by_name_placeholders, by_name_rows
 from .catalogue import Catalogue
@@ -254,7 +254,7 @@ def weigh_by_timeline(run: Run) -> Run:
     from .app_weight import weight_by_timeline
 
     app = weight_by_timeline(run.kernels, run.timeline.kernels)
-    return replace(run, app=app, kernels=rank_kernels(app.kernels, by=APP_HEADROOM),
+    return replace(run, app=app, kernels=app.kernels,  # ranked by APP_HEADROOM there, as its notes cite
                    notes=(*run.notes, *run.timeline.notes, *app.notes))
 
 
