@@ -78,6 +78,7 @@ class AppWeighting:
     notes: list[str] = field(default_factory=list)
     profiled_share_low: float = float("nan")
     profiled_share_high: float = float("nan")
+    ranked: bool = True  # the kernel table is ranked by app_headroom_s (not under `--sort time` / `fraction`)
 
     def summary(self, *, top: int | None = None) -> dict:
         """Totals and the largest unprofiled kernels, JSON-ready (metadata, JSON summary)."""

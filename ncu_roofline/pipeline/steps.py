@@ -267,7 +267,9 @@ def select(run: Run) -> Run:
     from .select import select_kernels, select_launches
 
     kernels = select_kernels(run.kernels, kernel=options.kernel, exclude=options.exclude, sort=sort)
-    return replace(run, kernels=kernels, launches=select_launches(run.launches, kernels))
+    # the app's table is the one shown (the terminal's match line cites its ranks)
+    app = replace(run.app, ranked=sort == "app_headroom", kernels=kernels) if run.app is not None else None
+    return replace(run, kernels=kernels, launches=select_launches(run.launches, kernels), app=app)
 
 
 def default_steps() -> list[Step]:

@@ -17,7 +17,8 @@ def coverage_sentence(app: AppWeighting) -> str:
     share = pct(app.profiled_share) if pd.notna(app.profiled_share) or pd.isna(app.profiled_share_low) else \
         f"between {pct(app.profiled_share_low)} and {pct(app.profiled_share_high)} (ambiguous names)"
     return (f"The profile covers {share} of the run's GPU time ({format_si(app.app_gpu_time_s, 's')} of kernels in "
-            "the Nsight Systems timeline); ranked by app_headroom_s, the time recoverable over the whole run")
+            "the Nsight Systems timeline)" + ("; ranked by app_headroom_s, the time recoverable over the whole run"
+                                              if app.ranked else ""))
 
 
 def match_line(app: AppWeighting, *, top: int = 10) -> str | None:

@@ -72,6 +72,26 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
                      ).table
 
 
+def app_lines(kernels: pd.DataFrame, totals: pd.DataFrame, *, top: int = 10) -> list[str]:
+    """The run's GPU time over both timelines and each listed kernel's app time, base → head, numbered as the table:
+    the profiled launches alone can say "+0.0%" of a run whose kernels went from 25.8 s to 1.26 s."""
+    if "app_gpu_time_s" not in totals.index:
+        return []
+    run = totals.loc["app_gpu_time_s"]
+    lines = [f"Over the whole run (Nsight Systems): GPU time {fmt_si(run['base'], 's')} → {fmt_si(run['head'], 's')} "
+             f"({signed_pct(run['change_pct'])})"]
+    if "app_time_s_change" not in kernels:
+        return lines
+    for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
+        before, after = row.app_time_s_base, row.app_time_s_head
+        if pd.isna(before) and pd.isna(after):
+            continue
+        lines.append(f"  {rank}  app time {fmt_si(before, 's')} → {fmt_si(after, 's')} "
+                     f"({signed_pct(row.app_time_s_change_pct)}), app headroom {fmt_si(row.app_headroom_s_base, 's')}"
+                     f" → {fmt_si(row.app_headroom_s_head, 's')}")
+    return lines
+
+
 def gate_lines(gates: list[GateResult]) -> list[str]:
     """One rich-markup line per gate, then the overall outcome."""
     lines = []
@@ -103,6 +123,8 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
     if top:
         print_table(console, comparison_table(kernels, totals, info["labels"], top=top, width=console.width,
                                               wide=wide), wide=wide)
+    for line in app_lines(kernels, totals, top=top):  # --nsys on both sides: the change over the whole run
+        console.print(for_terminal(line), markup=False, highlight=False)
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         console.print(per_launch.replace("`", ""), markup=False, highlight=False)
