@@ -23,7 +23,11 @@ wall time on several cores):
 - batch: `batch` of 100 copies of a small report `--jobs 2` <= 0.65x [`--jobs 1`], wall time: met only on an
   idle machine with 2 free cores; on a loaded one it shows whether --jobs 2 is at least not slower.
 
-`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28).
+Issue #34:
+- timeline: reading an nsys SQLite timeline of 10^6 launches (`read_timeline`) <= 1.5x [a bare sqlite3 GROUP BY of
+  the same table by the same keys], in one process, interleaved, best of 3 (benchmarks/timeline.py).
+
+`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), timeline (#34).
 
 Wall time is what the targets are about; CPU time (user + system of the process, from wait4) is printed beside
 it, since on a shared machine it moves less with the load of other processes.
@@ -44,7 +48,7 @@ EXAMPLE = ROOT / "fixtures" / "example_h100_raw.csv"
 SAMPLES = ROOT.parent / "shared" / "ncu-samples"
 REPORT = SAMPLES / "NCAR-GPU_workshop" / "MW_Baseline.ncu-rep"
 SMALL_REPORT = SAMPLES / "nersc-gpp" / "output1.ncu-rep"
-GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch")
+GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "timeline")
 # NVIDIA's own reader over every metric value of every action: the floor for reading a report.
 NCU_REPORT_READ = """
 import sys, ncu_report
@@ -166,6 +170,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
         _charts(measure, ensure_file, cli, workdir, out, clean, log, figures, targets, wanted)
     if "batch" in wanted:
         _batch(measure, cli, workdir, log, figures, targets)
+    if "timeline" in wanted:
+        _timeline(python, workdir, log, figures, targets)
     clean()
     parquet.unlink(missing_ok=True)
     return targets, figures
@@ -299,3 +305,19 @@ def _batch(measure, cli, workdir, log, figures, targets, reports: int = 100, rep
     targets[-1].cpu_ratio = None  # wait4 does not see the pool's workers (children of the forkserver)
     shutil.rmtree(folder, ignore_errors=True)
     shutil.rmtree(history, ignore_errors=True)
+
+
+def _timeline(python: str, workdir: Path, log, figures, targets, launches: int = 1_000_000) -> None:
+    import json
+    import subprocess
+
+    log(f"nsys SQLite timeline of {launches:,} launches against a bare sqlite3 GROUP BY ...")
+    run = subprocess.run([python, str(HERE / "timeline.py"), "--launches", str(launches), "--repeat", "3",
+                          "--workdir", str(workdir)], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"benchmarks/timeline.py failed (exit {run.returncode}):\n{run.stderr}")
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    figures.append(f"timeline {launches:,}: read_timeline {result['ours_s']:.2f} s, bare GROUP BY "
+                   f"{result['bare_s']:.2f} s ({result['kernels']} kernels)")
+    targets.append(Target(f"nsys SQLite timeline {launches:,} launches vs bare sqlite3 GROUP BY", result["ratio"], 1.5,
+                          f"{result['ours_s']:.2f} s vs {result['bare_s']:.2f} s (best of 3, one process)"))

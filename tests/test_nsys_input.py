@@ -213,3 +213,19 @@ def test_the_column_aligned_table_nsys_stats_prints_to_a_terminal_is_read(tmp_pa
                                         "saxpy(int, float, const float *, float *)"]
     assert kernels["time_s"].tolist() == pytest.approx([0.4, 0.05], rel=1e-12)
     assert kernels["instances"].tolist() == [100, 100]
+
+
+def test_the_benchmarks_timeline_reads_as_its_bare_group_by(tmp_path):
+    """benchmarks/timeline.py's table (2,000 launches here): read_timeline finds the groups and the total time the
+    bare sqlite3 GROUP BY of the same keys does."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("benchmarks_timeline", ROOT / "benchmarks" / "timeline.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    path = bench.make(tmp_path / "t.sqlite", 2_000)
+    with sqlite3.connect(path) as db:
+        rows = db.execute(bench.BARE).fetchall()
+    kernels = read_timeline(path).kernels
+    assert len(kernels) == len(rows) and kernels["instances"].sum() == 2_000
+    assert kernels["time_s"].sum() == pytest.approx(sum(r[-1] for r in rows) * 1e-9, rel=1e-12)
