@@ -229,3 +229,37 @@ def test_the_benchmarks_timeline_reads_as_its_bare_group_by(tmp_path):
     kernels = read_timeline(path).kernels
     assert len(kernels) == len(rows) and kernels["instances"].sum() == 2_000
     assert kernels["time_s"].sum() == pytest.approx(sum(r[-1] for r in rows) * 1e-9, rel=1e-12)
+
+
+SIGTERM_SCRIPT = """
+import os, signal, sqlite3, sys, threading
+from pathlib import Path
+from ncu_roofline.readers.nsys_sqlite import _bounded
+
+class Stop(Exception):
+    pass
+
+def stop(signum, frame):
+    raise Stop()
+
+signal.signal(signal.SIGTERM, stop)
+connection = sqlite3.connect(":memory:")
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+try:
+    with _bounded(connection, Path("t.sqlite")):
+        connection.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                           "SELECT count(*) FROM r").fetchall()
+except Stop:
+    print("stopped by the handler the program installed")
+    sys.exit(0)
+sys.exit(3)
+"""
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_query_that_would_never_end_and_reaches_the_programs_handler():
+    """SQLite runs a query in C, where Python's signal handlers cannot run: the progress handler ends it, and the
+    signal is raised again to the handler the program had installed (the CLI's: exit 143)."""
+    run = subprocess.run([sys.executable, "-c", SIGTERM_SCRIPT], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0 and "stopped by the handler" in run.stdout, run.stderr
