@@ -96,3 +96,17 @@ def test_compare_says_the_runs_app_time_change_and_gates_on_app_time(tmp_path):
     summary = json.loads((tmp_path / "c.json").read_text())
     failed = {r["kernel_name"] for r in summary["kernels"] if r.get("gates_failed")}
     assert failed == {"reduce_sum(const float *, float *, int)"}
+
+
+def test_under_sort_time_the_notes_cite_the_ranks_of_the_table_shown(tmp_path):
+    """A timeline without dgemm_naive: its note names it. By app headroom dgemm is #2 (it has none, saxpy has);
+    by profiled time #1 (4 ms against saxpy's 15 µs), by fraction #1 (0.14 against 0.93), alone under --kernel #1:
+    the note cites the rank of the table shown each time."""
+    timeline = tmp_path / "no_dgemm.csv"
+    timeline.write_text(timeline_csv([("saxpy(int, float, const float *, float *)", 50_000_000, 100)]))
+    dgemm = "dgemm_naive(const double *, const double *, double *, int)"
+    for options, rank in (({}, 2), ({"sort": "time"}, 1), ({"sort": "fraction"}, 1), ({"kernel": "dgemm"}, 1)):
+        result = ncu_roofline.analyze(PROFILE, nsys=timeline, **options)
+        assert int(result.kernels.set_index("kernel_name").loc[dgemm, "rank"]) == rank
+        note = next(n for n in result.notes if "not in the timeline" in n)
+        assert f"#{rank} dgemm_naive" in note, (options, note)

@@ -35,6 +35,7 @@ profiled. `absent`: not in the timeline. Each group's share of the run is `app_t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,6 +62,7 @@ AMBIGUOUS, SHARED, OTHER_SHAPE, OTHER_TEMPLATE, ABSENT = "ambiguous", "shared", 
     "absent"
 UNPROFILED_COLUMNS = ("name", "grid", "block", APP_LAUNCHES, APP_TIME, APP_TIME_SHARE)
 _LISTED = 5  # kernels named in one note
+_RANK = re.compile(r"(?:(?<=\s)|^)#(\d+)\b")  # a rank a note cites, after a space (a name's `{lambda()#1}` is not)
 
 
 @dataclass
@@ -247,6 +249,15 @@ def _same_shape(profiled, timeline) -> bool:
     if pd.isna(profiled) or pd.isna(timeline) or not str(profiled) or not str(timeline):
         return True
     return str(profiled).replace(" ", "") == str(timeline).replace(" ", "")
+
+
+def renumbered(notes: list[str], ranks: dict[int, int]) -> list[str]:
+    """The notes with each `#N` the rank of that group in a re-sorted table (`--sort`), `#—` for one filtered out
+    (`--kernel`): the notes cite the ranks the reader sees."""
+    def one(match: re.Match) -> str:
+        rank = ranks.get(int(match.group(1)))
+        return f"#{rank}" if rank is not None else "#—"
+    return [_RANK.sub(one, note) for note in notes]
 
 
 def _named(groups: pd.DataFrame, ranks: dict[int, int], positions: list[int]) -> str:

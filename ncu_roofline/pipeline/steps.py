@@ -266,10 +266,16 @@ def select(run: Run) -> Run:
         return run
     from .select import select_kernels, select_launches
 
-    kernels = select_kernels(run.kernels, kernel=options.kernel, exclude=options.exclude, sort=sort)
-    # the app's table is the one shown (the terminal's match line cites its ranks)
-    app = replace(run.app, ranked=sort == "app_headroom", kernels=kernels) if run.app is not None else None
-    return replace(run, kernels=kernels, launches=select_launches(run.launches, kernels), app=app)
+    kernels = select_kernels(run.kernels.assign(_was=run.kernels["rank"]), kernel=options.kernel,
+                             exclude=options.exclude, sort=sort)
+    ranks, kernels = dict(zip(kernels["_was"].tolist(), kernels["rank"].tolist())), kernels.drop(columns="_was")
+    notes, app = run.notes, run.app
+    if app is not None:  # the app's table and notes are the ones shown, with the ranks the table gives
+        from .app_weight import renumbered
+
+        app = replace(app, ranked=sort == "app_headroom", kernels=kernels, notes=renumbered(app.notes, ranks))
+        notes = tuple(dict(zip(run.app.notes, app.notes)).get(n, n) for n in run.notes)
+    return replace(run, kernels=kernels, launches=select_launches(run.launches, kernels), app=app, notes=notes)
 
 
 def default_steps() -> list[Step]:
