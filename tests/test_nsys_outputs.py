@@ -90,7 +90,12 @@ def test_compare_says_the_runs_app_time_change_and_gates_on_app_time(tmp_path):
     assert passing.returncode == 0, passing.stderr
     change = 100 * (30.9 - 44) / 44
     assert f"GPU time 44.0 ms → 30.9 ms ({change:+.1f}%)" in passing.stdout
-    assert "app time 1.00 ms → 900 µs (-10.0%)" in passing.stdout.replace("−", "-")
+    assert "reduce_sum(…): app time 1.00 ms → 900 µs (-10.0%)" in passing.stdout.replace("−", "-")
+    markdown = _cli(*args, "--summary-md", str(tmp_path / "c.md"))
+    assert markdown.returncode == 0, markdown.stderr
+    text = (tmp_path / "c.md").read_text().replace("−", "-")
+    assert f"GPU time 44.0 ms → 30.9 ms ({change:+.1f}%); app time by kernel:" in text
+    assert "gemm_tile(…): app time" not in text and "- reduce_sum(…): app time 1.00 ms → 900 µs (-10.0%)" in text
     failing = _cli(*args, "--fail-on", "app_time_s<-5%", "--json", str(tmp_path / "c.json"))
     assert failing.returncode != 0 and "Traceback" not in failing.stderr
     summary = json.loads((tmp_path / "c.json").read_text())

@@ -17,6 +17,7 @@ from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 from .markdown import (
+    app_lines,
     change_text,
     match_text,
     per_launch_sentence,
@@ -70,26 +71,6 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
     return fit_table(COLUMNS, rows, width, title=escape(for_terminal(title)), name_index=1, names=names,
                      wide=wide, hint="`--wide` prints every column; `-o DIR` writes them all to compare.parquet"
                      ).table
-
-
-def app_lines(kernels: pd.DataFrame, totals: pd.DataFrame, *, top: int = 10) -> list[str]:
-    """The run's GPU time over both timelines and each listed kernel's app time, base → head, numbered as the table:
-    the profiled launches alone can say "+0.0%" of a run whose kernels went from 25.8 s to 1.26 s."""
-    if "app_gpu_time_s" not in totals.index:
-        return []
-    run = totals.loc["app_gpu_time_s"]
-    lines = [f"Over the whole run (Nsight Systems): GPU time {fmt_si(run['base'], 's')} → {fmt_si(run['head'], 's')} "
-             f"({signed_pct(run['change_pct'])})"]
-    if "app_time_s_change" not in kernels:
-        return lines
-    for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
-        before, after = row.app_time_s_base, row.app_time_s_head
-        if pd.isna(before) and pd.isna(after):
-            continue
-        lines.append(f"  {rank}  app time {fmt_si(before, 's')} → {fmt_si(after, 's')} "
-                     f"({signed_pct(row.app_time_s_change_pct)}), app headroom {fmt_si(row.app_headroom_s_base, 's')}"
-                     f" → {fmt_si(row.app_headroom_s_head, 's')}")
-    return lines
 
 
 def gate_lines(gates: list[GateResult]) -> list[str]:
