@@ -119,3 +119,38 @@ def test_the_markdown_says_how_names_matched_citing_the_tables_ranks(whole_run):
     unprofiled = markdown.split("Not profiled", 1)[1].split("\n\n", 1)[0]
     largest = _summary("dsocr-all-stage")[0][0]  # the gemvx kernel, 24.9 % of the run, profiled as kernel_0001
     assert "(int)7" in largest and "(int)7" not in unprofiled and "93 kernels" in unprofiled
+
+
+SQLITE = ROOT.parent / "shared" / "nsys-samples"
+
+
+@pytest.mark.parametrize("relative", ["cutlass-benchmark/report1.sqlite", "kmeans/report2.sqlite"])
+def test_real_sqlite_exports_are_summed_as_their_own_group_by(relative):
+    """nsys 2023.2 (A40, one 2 kB CUTLASS name) and an old schema without mangledName (RTX 3080, OpenACC): per
+    demangled name and shape, the launches and summed `end - start` that sqlite3 gives on the file itself."""
+    import sqlite3
+
+    from ncu_roofline.readers.nsys import read_timeline
+
+    path = SQLITE / relative
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        expected = {(name, f"({gx}, {gy}, {gz})"): (n, ns) for name, gx, gy, gz, n, ns in db.execute(
+            "SELECT s.value, gridX, gridY, gridZ, count(*), sum(k.\"end\" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "AS k JOIN StringIds AS s ON s.id = k.demangledName GROUP BY s.value, gridX, gridY, gridZ")}
+    timeline = read_timeline(path)
+    got = {}
+    for row in timeline.kernels.itertuples(index=False):
+        n, t = got.get((row.name, row.grid), (0, 0.0))
+        got[(row.name, row.grid)] = (n + row.instances, t + row.time_s)
+    assert set(got) == set(expected) and timeline.notes == []
+    for key, (n, ns) in expected.items():
+        assert got[key][0] == n and got[key][1] == pytest.approx(ns * 1e-9, rel=1e-12)
+
+
+@pytest.mark.parametrize("relative", ["cardiac/report1.sqlite", "kmeans/report1.sqlite"])
+def test_real_sqlite_exports_without_kernels_are_refused_in_one_line(relative):
+    from ncu_roofline.core.errors import InputError
+    from ncu_roofline.readers.nsys import read_timeline
+
+    with pytest.raises(InputError, match="no CUPTI_ACTIVITY_KIND_KERNEL table"):
+        read_timeline(SQLITE / relative)
