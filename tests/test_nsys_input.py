@@ -263,3 +263,20 @@ def test_sigterm_ends_a_query_that_would_never_end_and_reaches_the_programs_hand
     run = subprocess.run([sys.executable, "-c", SIGTERM_SCRIPT], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert run.returncode == 0 and "stopped by the handler" in run.stdout, run.stderr
+
+
+@pytest.mark.parametrize(("name", "normal"), [
+    ("a" * 65_536, "a" * 65_536),  # one identifier never followed by `::`: a backtracking `\w*::` is quadratic
+    ("a::" * 21_845 + "k(int)", "k(int)"),
+    ("a:" * 32_768, "a:" * 32_768),
+    ("(int " * 13_107 + ")1", "(int" * 13_106 + "1"),  # only the innermost bracket is a cast
+    ("<" * 65_536, "<" * 65_536),
+    ("void k<" + "(bool)1, " * 7_000 + "0>(const float *)", "k<" + "1," * 7_000 + "0>(float*)"),
+])
+def test_the_normal_form_of_a_64_kb_name_is_computed_in_one_pass(name, normal):
+    """Names shaped to make a backtracking regular expression take forever (the issue's 64 kB name hung the
+    join): each comes back, folded as the rules say."""
+    from ncu_roofline.pipeline.timeline_names import normal_base, normal_form
+
+    assert normal_form(name) == normal
+    assert isinstance(normal_base(name), str)
