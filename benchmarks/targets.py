@@ -35,7 +35,13 @@ Issue #38 item 4 (CPU time inside one process, medians of interleaved runs):
 - limiter: on a details page without the limiter's counters (2.5x10^4 launches, benchmarks/generate.py), the CPU
   time spent in the limiter (launch_limiters, group_limiters, the limiter notes) <= 0.05x the rest of `analyze`.
 
-`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real, limiter (#38).
+Issue #34:
+- timeline: reading an nsys SQLite timeline of 10^6 launches (`read_timeline`) <= 1.5x [a bare sqlite3 GROUP BY of
+  the same table by the same keys], in one process, interleaved, best of 3 (benchmarks/timeline.py).
+
+
+`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real, limiter
+(#38), timeline (#34).
 
 Wall time is what the targets are about; CPU time (user + system of the process, from wait4) is printed beside
 it, since on a shared machine it moves less with the load of other processes.
@@ -56,7 +62,7 @@ EXAMPLE = ROOT / "fixtures" / "example_h100_raw.csv"
 SAMPLES = ROOT.parent / "shared" / "ncu-samples"
 REPORT = SAMPLES / "NCAR-GPU_workshop" / "MW_Baseline.ncu-rep"
 SMALL_REPORT = SAMPLES / "nersc-gpp" / "output1.ncu-rep"
-GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real", "limiter")
+GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real", "limiter", "timeline")
 # The limiter's CPU share of one analysis: its entry points timed inside the process (limiter.py, the notes).
 LIMITER_SHARE = """
 import sys, time
@@ -207,6 +213,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
         _real(measure, cli, me, workdir, out, parquet, clean, log, figures, targets, full)
     if "limiter" in wanted:
         _limiter(ensure_file, me, workdir, log, figures, targets)
+    if "timeline" in wanted:
+        _timeline(python, workdir, log, figures, targets)
     clean()
     parquet.unlink(missing_ok=True)
     return targets, figures
@@ -411,3 +419,19 @@ def _limiter(ensure_file, me, workdir, log, figures, targets, launches: int = 25
     targets.append(Target(f"the limiter's CPU on {launches:,} launches without its counters vs the rest of analyze",
                           share, 0.05, f"{statistics.median(limiter_s):.3f} vs {statistics.median(rest_s):.3f} "
                           "CPU-s (medians, in one process)", share, by_cpu=True))
+
+
+def _timeline(python: str, workdir: Path, log, figures, targets, launches: int = 1_000_000) -> None:
+    import json
+    import subprocess
+
+    log(f"nsys SQLite timeline of {launches:,} launches against a bare sqlite3 GROUP BY ...")
+    run = subprocess.run([python, str(HERE / "timeline.py"), "--launches", str(launches), "--repeat", "3",
+                          "--workdir", str(workdir)], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"benchmarks/timeline.py failed (exit {run.returncode}):\n{run.stderr}")
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    figures.append(f"timeline {launches:,}: read_timeline {result['ours_s']:.2f} s, bare GROUP BY "
+                   f"{result['bare_s']:.2f} s ({result['kernels']} kernels)")
+    targets.append(Target(f"nsys SQLite timeline {launches:,} launches vs bare sqlite3 GROUP BY", result["ratio"], 1.5,
+                          f"{result['ours_s']:.2f} s vs {result['bare_s']:.2f} s (best of 3, one process)"))

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .core.errors import InputError
 from .core.version import __version__
+from .core.vocabulary import APP_HEADROOM
 from .pipeline.catalogue import Catalogue, load_catalogue
 from .pipeline.steps import AnalysisOptions, GroupBy, default_steps, start
 from .readers import expand_paths
@@ -84,7 +85,8 @@ class Analysis:
                             ceiling_source=", ".join(sorted(sources)) or "none",
                             clock=str(self.options.clock),
                             inputs=[str(f.path) for f in self.inputs], top=top,
-                            timeline=_coverage(self.app))
+                            timeline=_coverage(self.app),
+                            bars=APP_HEADROOM if self.app is not None and self.app.ranked else "headroom_s")
 
     @property
     def input_paths(self) -> list[Path]:

@@ -138,9 +138,11 @@ TIMELINE_COLUMNS: tuple[str, ...] = ("name", "demangled", "base", "mangled", "gr
 # The kernel groups weighted by that timeline (pipeline/app_weight.py; only with `--nsys`): the timeline's launches
 # and time of the group's kernel, (1 - roofline_fraction) x that time, and how the group's name was found in it.
 APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH = "app_launches", "app_time_s", "app_headroom_s", "app_match"
-APP_COLUMNS: tuple[str, ...] = (APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH)
-# Run totals of the weighting, and the share of one unprofiled kernel in the run's GPU kernel time.
+# Run totals of the weighting, and the share of one kernel (profiled or not) in the run's GPU kernel time.
 APP_GPU_TIME, PROFILED_SHARE, APP_TIME_SHARE = "app_gpu_time_s", "profiled_share", "app_time_share"
+APP_COLUMNS: tuple[str, ...] = (APP_LAUNCHES, APP_TIME, APP_HEADROOM, APP_MATCH, APP_TIME_SHARE)
+# Where ambiguous groups leave the profiled share unknown (`profiled_share` null): the range it lies in.
+PROFILED_SHARE_LOW, PROFILED_SHARE_HIGH = "profiled_share_low", "profiled_share_high"
 # Why a kernel is slow (pipeline/limiter.py, thresholds and test order in metrics/limiters.toml), and the
 # instruction roofline (Ding & Williams 2019): warp instructions, their rate, and warp instructions per transaction
 # at each level (`ii_<level>`), shared memory included.

@@ -30,9 +30,11 @@ from typing import Callable, Iterable, Literal
 import pandas as pd
 
 from ..core.errors import InputError
-from ..core.vocabulary import AI_OFF_CHIP
+from ..core.vocabulary import AI_OFF_CHIP, APP_GPU_TIME, APP_HEADROOM, APP_TIME
 
-GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", AI_OFF_CHIP)
+# with --nsys on both sides also the app columns (per kernel) and the run's GPU time (total: scope)
+GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", AI_OFF_CHIP,
+                APP_TIME, APP_HEADROOM, APP_GPU_TIME)
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
 }

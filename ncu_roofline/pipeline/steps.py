@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..core.errors import InputError
 from ..core.status import StatusNotes
-from ..core.vocabulary import APP_HEADROOM, KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
+from ..core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
 from ..readers import read_inputs
 from .by_name import BY_NAME_COLUMN, by_name_placeholders, by_name_rows
 from .catalogue import Catalogue
@@ -255,7 +255,7 @@ def weigh_by_timeline(run: Run) -> Run:
     from .app_weight import weight_by_timeline
 
     app = weight_by_timeline(run.kernels, run.timeline.kernels)
-    return replace(run, app=app, kernels=rank_kernels(app.kernels, by=APP_HEADROOM),
+    return replace(run, app=app, kernels=app.kernels,  # ranked by APP_HEADROOM there, as its notes cite
                    notes=(*run.notes, *run.timeline.notes, *app.notes))
 
 
@@ -267,8 +267,16 @@ def select(run: Run) -> Run:
         return run
     from .select import select_kernels, select_launches
 
-    kernels = select_kernels(run.kernels, kernel=options.kernel, exclude=options.exclude, sort=sort)
-    return replace(run, kernels=kernels, launches=select_launches(run.launches, kernels))
+    kernels = select_kernels(run.kernels.assign(_was=run.kernels["rank"]), kernel=options.kernel,
+                             exclude=options.exclude, sort=sort)
+    ranks, kernels = dict(zip(kernels["_was"].tolist(), kernels["rank"].tolist())), kernels.drop(columns="_was")
+    notes, app = run.notes, run.app
+    if app is not None:  # the app's table and notes are the ones shown, with the ranks the table gives
+        from .app_weight import renumbered
+
+        app = replace(app, ranked=sort == "app_headroom", kernels=kernels, notes=renumbered(app.notes, ranks))
+        notes = tuple(dict(zip(run.app.notes, app.notes)).get(n, n) for n in run.notes)
+    return replace(run, kernels=kernels, launches=select_launches(run.launches, kernels), app=app, notes=notes)
 
 
 def default_steps() -> list[Step]:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
-import sqlite3
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,10 +33,15 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.kernel_names import base_kernel_name
 from ..core.vocabulary import TIMELINE_COLUMNS
+from .nsys_sqlite import MAX_NAME_CHARS, read_kernels
 from .units import unit_factor
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-KERNEL_TABLE, STRINGS_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL", "StringIds"
+# An Nsight Systems report itself (`.nsys-rep`, `.qdrep` before 2021.4), not an export of it: told by its name or
+# its first bytes (a .qdrep starts "NVIDIA Tegra Profiler Report").
+_REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".qdstrm")
+_REPORT_MAGIC = b"NVIDIA Tegra Profiler Report"
+MAX_INSTANCES = 2**53  # a count beyond float's integers is no launch count
 _TIME_HEADER = re.compile(r"^total\s*time\s*\((ns|nsec|us|usec|μs|µs|ms|msec|s|sec)\)$", re.IGNORECASE)
 # Other `nsys stats` reports, told by the column that stands where the kernel summary has `Instances` / `Name`.
 _OTHER_REPORTS = (("num calls", "an API summary (cuda_api_sum / osrt_sum), not cuda_gpu_kern_sum"),
@@ -60,11 +66,21 @@ def read_timeline(path: str | Path, *, device: int | None = None) -> Timeline:
     """The nsys timeline at `path`; `device`: only that GPU's kernels (`deviceId`, SQLite only)."""
     path = Path(path)
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+                "a device or socket"
+            raise InputError(path, f"the nsys timeline is {kind}, not a file: give the cuda_gpu_kern_sum CSV or the "
+                                   "SQLite export")
         with open(path, "rb") as handle:
-            head = handle.read(len(SQLITE_MAGIC))
+            head = handle.read(len(_REPORT_MAGIC))
     except OSError as exc:
         raise InputError(path, f"cannot read the nsys timeline: {exc.strerror or exc}") from None
-    timeline = _read_sqlite(path) if head == SQLITE_MAGIC else _read_csv(path)
+    if path.suffix.lower() in _REPORT_SUFFIXES or head.startswith(_REPORT_MAGIC):
+        raise InputError(path, "an Nsight Systems report, not its export: run `nsys export --type sqlite --output "
+                               f"{path.with_suffix('.sqlite')} {path}` (or `nsys stats --report cuda_gpu_kern_sum "
+                               f"--format csv --output {path.with_suffix('')} {path}`) and give that")
+    timeline = _read_sqlite(path) if head.startswith(SQLITE_MAGIC) else _read_csv(path)
     if device is not None:
         if timeline.form != "sqlite":
             raise InputError(path, "a cuda_gpu_kern_sum CSV does not say which GPU ran a kernel: give the SQLite "
@@ -89,34 +105,71 @@ def _read_csv(path: Path) -> Timeline:
         raise InputError(path, f"too large for a cuda_gpu_kern_sum CSV ({path.stat().st_size} bytes)")
     text = path.read_bytes().decode("utf-8-sig", errors="replace")
     lines = text.splitlines()
-    start, header = _find_header(path, lines)
+    aligned = _aligned_table(lines)
+    start, header = aligned[:2] if aligned else _find_header(path, lines)
     index = {name: i for i, name in enumerate(header)}
     time_column = next(i for i, name in enumerate(header) if _TIME_HEADER.match(name))
     factor = unit_factor(_TIME_HEADER.match(header[time_column]).group(1).lower())  # ncu's unit table: one
     grid, block = index.get("gridxyz"), index.get("blockxyz")
-    rows = []
-    for number, cells in enumerate(csv.reader(lines[start + 1:]), start=start + 2):
+    rows, bad = [], {}
+    body = aligned[2] if aligned else enumerate(csv.reader(lines[start + 1:]), start=start + 2)
+    for number, cells in body:
         if not cells or not any(c.strip() for c in cells):
             break  # a blank line ends the table (nsys prints the next report, or nothing, after it)
         if len(cells) != len(header):
             if len(cells) == 1:
                 break  # a progress or banner line after the table
             raise InputError(path, f"line {number}: {len(cells)} cells under a header of {len(header)}")
-        name = cells[index["name"]]
-        rows.append((name, _number(path, number, cells[time_column], "Total Time") * factor,
-                     _number(path, number, cells[index["instances"]], "Instances"),
+        name = cells[index["name"]].strip()[:MAX_NAME_CHARS + 1]
+        seconds = _number(cells[time_column]) * factor
+        count = _number(cells[index["instances"]])
+        reason = _bad_row(cells[time_column].strip(), seconds, cells[index["instances"]].strip(), count)
+        if reason:
+            bad.setdefault(reason[0], []).append(f"line {number}: {reason[1]}")
+            continue
+        rows.append((name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + "…", seconds, int(count),
                      _dims(cells[grid]) if grid is not None else None,
                      _dims(cells[block]) if block is not None else None))
+    notes = []
+    if bad:
+        lines_out = [line for found in bad.values() for line in found]
+        notes.append(f"{len(lines_out)} row(s) of the timeline left out, in no kernel's time nor the run's ("
+                     + "; ".join(f"{len(found)} with {what}" for what, found in bad.items()) + "): "
+                     + "; ".join(lines_out[:3]) + ("; …" if len(lines_out) > 3 else ""))
     if not rows:
-        raise InputError(path, "the cuda_gpu_kern_sum CSV lists no kernel (an empty timeline: was the run traced "
-                               "with CUDA, `nsys profile -t cuda`?)")
+        raise InputError(path, notes[0] if notes else "the cuda_gpu_kern_sum CSV lists no kernel (an empty "
+                         "timeline: was the run traced with CUDA, `nsys profile -t cuda`?)")
     frame = pd.DataFrame(rows, columns=["name", "time_s", "instances", "grid", "block"])
     forms = [_name_forms(n) for n in frame["name"]]
     for position, form in enumerate(("demangled", "base", "mangled")):
         frame[form] = pd.array([f[position] for f in forms], dtype="string")
     frame["device_id"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame["instances"] = frame["instances"].astype("int64")
-    return Timeline(str(path), "csv", _typed(frame))
+    return Timeline(str(path), "csv", _typed(frame), notes=notes)
+
+
+_ALIGNED_HEADER = re.compile(r"^\s*Time\s?\(%\)\s{2,}Total\s+Time\s*\(\w+\)\s{2,}")
+_RULE = re.compile(r"-+")
+
+
+def _aligned_table(lines: list[str]):
+    """`nsys stats` to a terminal (no `--format csv`): a header, a rule of dashes under each column, then rows
+    whose columns stand under the dashes (Name, the last, running to the line's end; numbers with thousands
+    separators). (header line index, header cells, (line number, cells) rows), or None when there is none."""
+    for i, line in enumerate(lines[:-1]):
+        if not _ALIGNED_HEADER.match(line) or "," in line or not lines[i + 1].strip().startswith("-"):
+            continue
+        spans = [(m.start(), m.end()) for m in _RULE.finditer(lines[i + 1])]
+        header = [line[a:b].strip().lower() for a, b in spans[:-1]] + [line[spans[-1][0]:].strip().lower()]
+
+        def rows(start=i + 2):
+            for number, text in enumerate(lines[start:], start=start + 1):
+                if not text.strip():
+                    return
+                cells = [text[a:b] for a, b in spans[:-1]] + [text[spans[-1][0]:]]
+                yield number, cells if len(text) > spans[-1][0] else [text]
+        return i, header, rows()
+    return None
 
 
 def _find_header(path: Path, lines: list[str]) -> tuple[int, list[str]]:
@@ -140,11 +193,25 @@ def _find_header(path: Path, lines: list[str]) -> tuple[int, list[str]]:
                      "'Instances', 'Name' header)")
 
 
-def _number(path: Path, line: int, text: str, column: str) -> float:
+def _bad_row(time_text: str, seconds: float, count_text: str, count: float) -> tuple[str, str] | None:
+    """(what is wrong, the cell as written) for a row that cannot be weighted; None for a good one."""
+    if math.isnan(seconds):
+        return "a Total Time that is not a number", f"Total Time {time_text!r} is not a number"
+    if not 0 < seconds < math.inf:
+        return "a Total Time not positive and finite", f"Total Time {time_text!r}"
+    if math.isnan(count):
+        return "an Instances that is not a number", f"Instances {count_text!r} is not a number"
+    if not (1 <= count <= MAX_INSTANCES and count == int(count)):
+        return "an Instances that is no launch count", f"Instances {count_text!r}"
+    return None
+
+
+def _number(text: str) -> float:
+    """A number as nsys prints it (`1,234`, `2500.5`); NaN where the cell holds none."""
     try:
         return float(text.strip().replace(",", ""))
     except ValueError:
-        raise InputError(path, f"line {line}: {column} {text!r} is not a number") from None
+        return math.nan
 
 
 def _dims(text: str) -> str | None:
@@ -167,62 +234,8 @@ def _name_forms(name: str) -> tuple[str | None, str | None, str | None]:
 
 
 def _read_sqlite(path: Path) -> Timeline:
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(path, f"cannot open the SQLite timeline: {exc}") from None
-    try:
-        return _query(path, connection)
-    except sqlite3.DatabaseError as exc:
-        raise InputError(path, f"not a readable nsys SQLite export: {exc}") from None
-    finally:
-        connection.close()
-
-
-def _query(path: Path, connection: sqlite3.Connection) -> Timeline:
-    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-    for table in (KERNEL_TABLE, STRINGS_TABLE):
-        if table not in tables:
-            raise InputError(path, f"the SQLite file has no {table} table: not an `nsys export --type sqlite` of a "
-                                   "run traced with CUDA (nsys profile -t cuda), or a run that launched no kernel")
-    columns = {row[1] for row in connection.execute(f"PRAGMA table_info({KERNEL_TABLE})")}
-    missing = [c for c in ("start", "end") if c not in columns]
-    names = [c for c in ("demangledName", "shortName", "mangledName") if c in columns]
-    if missing or not names:
-        raise InputError(path, f"{KERNEL_TABLE} lacks {', '.join(missing) or 'any kernel name column'}")
-    shape = [c for c in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ") if c in columns]
-    device = ["deviceId"] if "deviceId" in columns else []
-    keys = [*names, *(shape if len(shape) == 6 else []), *device]
-    query = (f'SELECT {", ".join(f"k.{c}" for c in keys)}, count(*), sum(k."end" - k.start) '
-             f"FROM {KERNEL_TABLE} AS k GROUP BY {', '.join(f'k.{c}' for c in keys)}")
-    rows = connection.execute(query).fetchall()
-    if not rows:
-        raise InputError(path, f"{KERNEL_TABLE} holds no kernel launch: an empty timeline")
-    frame = pd.DataFrame(rows, columns=[*keys, "instances", "time_ns"])
-    ids = sorted({int(v) for c in names for v in frame[c].dropna()})
-    strings: dict[int, str] = {}
-    for chunk in range(0, len(ids), 500):  # SQLite's host-parameter limit
-        part = ids[chunk:chunk + 500]
-        strings.update(connection.execute(f"SELECT id, value FROM {STRINGS_TABLE} WHERE id IN "
-                                          f"({', '.join('?' * len(part))})", part).fetchall())
-    out = pd.DataFrame({"instances": frame["instances"].astype("int64"),
-                        "time_s": frame["time_ns"].astype("float64") * 1e-9})
-    for column, form in (("demangledName", "demangled"), ("shortName", "base"), ("mangledName", "mangled")):
-        values = frame[column].map(lambda v: strings.get(int(v)) if pd.notna(v) else None) if column in frame \
-            else pd.Series([None] * len(frame))
-        out[form] = pd.array(values.tolist(), dtype="string")
-    derived = [base_kernel_name(n) if pd.notna(n) else None for n in out["demangled"]]
-    out["base"] = out["base"].fillna(pd.Series(pd.array(derived, dtype="string")))
-    out["name"] = out["demangled"].fillna(out["base"]).fillna(out["mangled"])
-    if len(shape) == 6:
-        out["grid"] = [f"({x}, {y}, {z})" for x, y, z in frame[["gridX", "gridY", "gridZ"]].itertuples(index=False)]
-        out["block"] = [f"({x}, {y}, {z})" for x, y, z in frame[["blockX", "blockY", "blockZ"]].itertuples(
-            index=False)]
-    else:
-        out["grid"] = out["block"] = None
-    out["device_id"] = pd.array(frame["deviceId"].tolist() if device else [pd.NA] * len(frame), dtype="Int64")
-    devices = tuple(sorted(int(d) for d in out["device_id"].dropna().unique()))
-    return Timeline(str(path), "sqlite", _typed(out), devices)
+    kernels, devices, notes = read_kernels(path)
+    return Timeline(str(path), "sqlite", _typed(kernels), devices, notes)
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:

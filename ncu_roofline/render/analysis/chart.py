@@ -195,7 +195,8 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     chosen = drawable | memory_only
     chosen &= chosen.cumsum() <= ctx.top
     on_roofline, in_panel = chosen & drawable, chosen & memory_only
-    has_headroom = np.isfinite(pd.to_numeric(table["headroom_s"], errors="coerce").astype(float))
+    bar = ctx.bars if ctx.bars in table else "headroom_s"  # app_headroom_s where the table is ranked by it
+    has_headroom = np.isfinite(pd.to_numeric(table[bar], errors="coerce").astype(float))
     in_bars = has_headroom & (has_headroom.cumsum() <= ctx.top)
 
     kept = table[chosen | in_bars]
@@ -203,7 +204,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
              for n, d in zip(kept["kernel_name"], kept.get("kernel_demangled", kept["kernel_name"]))]
     short = distinct_labels(names, kept["grid"].astype("string").tolist(), kept["block"].astype("string").tolist(),
                             LABEL_MAX_LEN)
-    unit = time_unit(kept.loc[in_bars[kept.index].to_numpy(), "headroom_s"])
+    unit = time_unit(kept.loc[in_bars[kept.index].to_numpy(), bar])
     peaks = shared_peaks(table)
     compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}
     memory = {level: peaks[level] for level in LEVELS if level in peaks}
@@ -213,8 +214,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         "kernel_name": names,
         **tooltip_columns(kept, {**compute, **memory}),
         "precision": main_precision(kept).to_numpy(),
-        "headroom_s": kept["headroom_s"].astype(float),
-        "headroom_scaled": kept["headroom_s"].astype(float) * unit[1],
+        "headroom_s": kept[bar].astype(float), "headroom_scaled": kept[bar].astype(float) * unit[1],
         "flop_per_s": kept["flop_per_s"].astype(float),
         "on_roofline": on_roofline[kept.index].to_numpy(),
         **({"in_panel": in_panel[kept.index].to_numpy()} if in_panel.any() else {}),
@@ -312,6 +312,7 @@ ZOOMED_LABEL = {
     "zy": "datum.kind === 'memory' ? datum.y * datum.zx / datum.x : datum.y",
 }
 # Every value is a preformatted string except the launch count.
+_BAR_TITLES = (("Headroom (recoverable time)", "headroom"), ("App headroom (over the whole run)", "app headroom"))
 _TOOLTIP = vl.tooltip([(f"{field}:{'Q' if field == 'launches' else 'N'}", title) for field, title in TOOLTIP_FIELDS])
 X_TITLE, Y_TITLE = "arithmetic intensity (FLOP/byte)", "performance (FLOP/s)"
 
@@ -440,17 +441,17 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
     if extra:  # model points keep their own shape legend beside the memory levels'
         roofline["resolve"] = {"scale": {"shape": "independent", "color": "independent"}}
 
-    unit, _ = data.headroom_unit
+    unit, (what, axis) = data.headroom_unit[0], _BAR_TITLES[ctx.bars == "app_headroom_s"]
     bars = {
         "name": "headroom", "data": {"name": "kernels"}, "transform": [{"filter": "datum.in_bars"}],
-        "title": f"Headroom (recoverable time), top {counted(len(bar_rows), 'kernel')}" if not
+        "title": f"{what}, top {counted(len(bar_rows), 'kernel')}" if not
         bar_rows["upper_bound"].any() else {
-            "text": f"Headroom (recoverable time), top {counted(len(bar_rows), 'kernel')}",
+            "text": f"{what}, top {counted(len(bar_rows), 'kernel')}",
             "subtitle": "pale, dashed: ≤, an upper bound (the speed of light lacks terms)"},
         "width": BARS_WIDTH_PX, "height": {"step": BAR_STEP_PX},
         "mark": {"type": "bar", "strokeWidth": 1.5},
         "encoding": {
-            "x": vl.channel("headroom_scaled:Q", title=f"headroom ({unit})", axis={"format": ",.3~r"}),
+            "x": vl.channel("headroom_scaled:Q", title=f"{axis} ({unit})", axis={"format": ",.3~r"}),
             "y": vl.channel("label:N", title=None, sort={"field": "rank", "order": "ascending"},
                             axis={"labelLimit": 320}),
             "color": vl.channel("bound:N", title="bound", scale=vl.ordinal_scale(bounds, BOUND_COLOURS)),

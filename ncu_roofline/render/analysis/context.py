@@ -17,3 +17,4 @@ class ChartContext:
     top: int = 20
     precision: str | None = None  # one precision's chart (`--precision`): its FLOP/s and its roof only
     timeline: str | None = None  # with --nsys: how much of the run the profile covers, and the ranking it gives
+    bars: str = "headroom_s"  # the column the headroom bars plot: app_headroom_s where the kernels are ranked by it

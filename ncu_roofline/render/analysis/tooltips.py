@@ -13,6 +13,8 @@ import pandas as pd
 
 from ...core.vocabulary import (
     ALL_TERMS,
+    APP_HEADROOM,
+    APP_TIME,
     DISPLAY,
     LEVELS,
     PRECISIONS,
@@ -110,10 +112,19 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
                          for b, done in zip(binding, complete)],
         "fraction": [lower_bound(pct(v), done) for v, done in zip(kept["roofline_fraction"], complete)],
         "headroom": [upper_bound(format_si(v, "s"), done) + (" (upper bound)" if incomplete(done) and
-                                                              math.isfinite(v) else "")
-                     for v, done in zip(kept["headroom_s"].astype(float), complete)],
+                                                              math.isfinite(v) else "") + app
+                     for v, done, app in zip(kept["headroom_s"].astype(float), complete, _app_texts(kept, complete))],
         "why": [limiter_text(w, e) for w, e in zip(_column(kept, "limiter"), _column(kept, "limiter_evidence"))],
     }
+
+
+def _app_texts(kept: pd.DataFrame, complete: list) -> list[str]:
+    """With --nsys: ' · over the run ≤ 995 ms of 1.23 s' (app headroom of app time; ≤ where the fraction is a bound,
+    '—' where the timeline gave the group no time), else ''."""
+    if APP_HEADROOM not in kept:
+        return [""] * len(kept)
+    return [f" · over the run {upper_bound(format_si(h, 's'), done)} of {format_si(t, 's')}"
+            for h, t, done in zip(kept[APP_HEADROOM].astype(float), kept[APP_TIME].astype(float), complete)]
 
 
 def _column(table: pd.DataFrame, column: str) -> list[object]:

@@ -17,6 +17,7 @@ from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 from .markdown import (
+    app_lines,
     change_text,
     match_text,
     per_launch_sentence,
@@ -103,6 +104,8 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
     if top:
         print_table(console, comparison_table(kernels, totals, info["labels"], top=top, width=console.width,
                                               wide=wide), wide=wide)
+    for line in app_lines(kernels, totals, top=top):  # --nsys on both sides: the change over the whole run
+        console.print(for_terminal(line), markup=False, highlight=False)
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         console.print(per_launch.replace("`", ""), markup=False, highlight=False)

@@ -90,9 +90,34 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         lines += ["", per_launch]
+    app = app_lines(kernels, totals, top=top)  # --nsys on both sides
+    if app:
+        lines += ["", for_terminal(app[0]) + ("; app time by kernel:" if app[1:] else
+                                              "."), ""] + [f"- {for_terminal(line.strip().split('  ', 1)[1])}" for line in app[1:]]
     lines += _kernel_section(kernels, top)
     lines += _added_removed_section(kernels)
     return "\n".join(lines) + "\n"
+
+
+def app_lines(kernels: pd.DataFrame, totals: pd.DataFrame, *, top: int = 10) -> list[str]:
+    """The run's GPU time over both timelines and each listed kernel's app time, base → head, numbered as the table:
+    the profiled launches alone can say "+0.0%" of a run whose kernels went from 25.8 s to 1.26 s."""
+    if "app_gpu_time_s" not in totals.index:
+        return []
+    run = totals.loc["app_gpu_time_s"]
+    lines = [f"Over the whole run (Nsight Systems): GPU time {fmt_si(run['base'], 's')} → {fmt_si(run['head'], 's')} "
+             f"({signed_pct(run['change_pct'])})"]
+    if "app_time_s_change" not in kernels:
+        return lines
+    for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
+        before, after = row.app_time_s_base, row.app_time_s_head
+        if pd.isna(before) and pd.isna(after):
+            continue
+        lines.append(f"  {rank}  {short_kernel_name(str(row.kernel_name))}: app time {fmt_si(before, 's')} → "
+                     f"{fmt_si(after, 's')} "
+                     f"({signed_pct(row.app_time_s_change_pct)}), app headroom {fmt_si(row.app_headroom_s_base, 's')}"
+                     f" → {fmt_si(row.app_headroom_s_head, 's')}")
+    return lines
 
 
 def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
