@@ -206,12 +206,12 @@ def test_rows_are_sorted_by_absolute_time_change(comparison):
 
 @pytest.mark.parametrize("text, scope, metric, op, threshold, relative", [
     ("time_s>+5%", "kernel", "time_s", ">", 5.0, True),
-    ("roofline_fraction<-0.05", "kernel", "roofline_fraction", "<", -0.05, False),
+    ("roofline_fraction<-0.05pt", "kernel", "roofline_fraction", "<", -0.05, False),
     ("headroom_s>+10%", "kernel", "headroom_s", ">", 10.0, True),
     ("flop_per_s<-3%", "kernel", "flop_per_s", "<", -3.0, True),
     ("total:time_s>+2%", "total", "time_s", ">", 2.0, True),
     (" total : time_s >= 2.5e-1 % ", "total", "time_s", ">=", 0.25, True),
-    ("kernel:t_sol_s>1e-6", "kernel", "t_sol_s", ">", 1e-6, False),
+    ("kernel:t_sol_s>1us", "kernel", "t_sol_s", ">", 1e-6, False),
 ])
 def test_gate_grammar(text, scope, metric, op, threshold, relative):
     gate = parse_gate(text)
@@ -227,17 +227,72 @@ def test_malformed_gate_is_one_line_input_error(text):
     assert "\n" not in caught.value.line() and "--fail-on" in caught.value.line()
 
 
+@pytest.mark.parametrize("text, threshold", [
+    ("time_s>+50us", 50e-6), ("time_s>2ms", 2e-3), ("headroom_s<-500ns", -500e-9), ("t_sol_s>+1.5s", 1.5),
+    ("time_s>+3µs", 3e-6), ("flop_per_s<-2TFLOP/s", -2e12), ("flop_per_s<-20GFLOP/s", -20e9),
+    ("flop_total>+1GFLOP", 1e9), ("ai_dram<-0.5FLOP/B", -0.5), ("roofline_fraction<-0.05pt", -0.05),
+])
+def test_an_absolute_threshold_is_a_value_with_its_unit(text, threshold):
+    gate = parse_gate(text)
+    assert not gate.relative and gate.threshold == pytest.approx(threshold, rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["time_s>5", "total:time_s>+5", "headroom_s>1e-6", "flop_per_s<-3",
+                                  "roofline_fraction<-0.05", "flop_total>0", "ai_dram<-1"])
+def test_a_bare_number_is_refused_with_the_three_spellings(text):
+    # `time_s>5` used to read as +5 seconds and pass forever; it must say how to write percent, points or a unit.
+    with pytest.raises(InputError) as caught:
+        parse_gate(text)
+    line = caught.value.line()
+    assert "\n" not in line and "no unit" in line
+    assert "%' (percent)" in line and "pt'" in line
+    if not text.startswith("roofline_fraction"):
+        assert "(a value with its unit)" in line
+
+
+@pytest.mark.parametrize("text", ["time_s>+5pt", "roofline_fraction<-5us", "flop_per_s<-1ms", "time_s>+5 sec",
+                                  "ai_dram<-1FLOP/s"])
+def test_a_unit_of_another_dimension_is_refused(text):
+    with pytest.raises(InputError) as caught:
+        parse_gate(text)
+    assert "is not a unit of" in caught.value.line()
+
+
+@pytest.mark.parametrize("gate, failing", [
+    ("time_s>+9us", ["gemm_tile (32, 1, 1)"]),  # 50 -> 60 µs: +10 µs
+    ("time_s>+11us", []),
+    ("time_s>+0.009ms", ["gemm_tile (32, 1, 1)"]),
+    ("time_s<-15us", ["gemm_tile (64, 1, 1)"]),  # 100 -> 80 µs: -20 µs
+    ("time_s<-25us", []),
+    ("total:time_s<-11us", ["total"]),  # 186 -> 174.2 µs: -11.8 µs
+    ("total:time_s<-12us", []),
+])
+def test_gates_in_units_judge_the_change_in_that_unit(runs, gate, failing):
+    result = compare(*runs, min_time_s=MIN_TIME_S, gates=[gate])
+    (outcome,) = result.gates
+    assert ["total" if f.get("scope") == "total" else f"{f['kernel_name'].split('(')[0]} {f['grid']}"
+            for f in outcome.failures] == failing
+
+
+def test_a_bare_gate_is_exit_2_in_compare_and_history(tmp_path):
+    # On main `--fail-on 'time_s>5'` printed PASS and exited 0: a typo turned the gate off for good.
+    for command in (["compare", str(BASE), str(HEAD)], ["history", str(tmp_path)]):
+        result = runner.invoke(app, [*command, "--fail-on", "time_s>5"])
+        assert result.exit_code == 2, result.output
+        assert "no unit" in result.output and "'time_s>+50us'" in result.output
+
+
 @pytest.mark.parametrize("gate, min_time_s, failing", [
     ("time_s>+10%", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # +20 %
     ("time_s>+25%", MIN_TIME_S, []),  # tiny's +100 % is under --min-time
     ("time_s>+25%", 0.0, ["tiny_kernel (1, 1, 1)"]),
-    ("roofline_fraction<-0.05", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # 0.4 -> 0.333: -0.067
+    ("roofline_fraction<-0.05pt", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # 0.4 -> 0.333: -0.067
     ("headroom_s>+10%", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # 30 -> 40 µs: +33 %
     ("flop_per_s<-3%", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # -16.7 %
     ("time_s<-15%", MIN_TIME_S, ["gemm_tile (64, 1, 1)"]),  # -20 % (a gate may ask for anything)
     ("total:time_s>+2%", MIN_TIME_S, []),  # -6.3 %
     ("total:time_s>-10%", MIN_TIME_S, ["total"]),  # fails unless 10 % faster
-    ("total:roofline_fraction<-0.01", MIN_TIME_S, []),  # 0.497 -> 0.525
+    ("total:roofline_fraction<-0.01pt", MIN_TIME_S, []),  # 0.497 -> 0.525
 ])
 def test_gates_per_kernel_and_on_totals(runs, gate, min_time_s, failing):
     result = compare(*runs, min_time_s=min_time_s, gates=[gate])

@@ -29,8 +29,9 @@ from .common import (
 def compare(
     base: str = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
     head: str = typer.Argument(..., help="The run to judge, in any of the same forms."),
-    fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable: 'time_s>+5%', "
-                                                             "'roofline_fraction<-0.05', 'total:time_s>+2%'."),
+    fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable, with a unit: "
+                                                             "'time_s>+5%', 'time_s>+50us', "
+                                                             "'roofline_fraction<-0.05pt', 'total:time_s>+2%'."),
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
