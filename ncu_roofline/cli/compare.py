@@ -50,6 +50,8 @@ def compare(
     nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
                                                       "head run's (see analyze --nsys)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Compare even a run where no kernel can be "
+                                                                  "placed on a roofline (otherwise exit 2)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
@@ -72,7 +74,8 @@ def compare(
         if nsys and len(nsys) != 2:
             raise InputError(None, "--nsys is given twice to compare: the base run's timeline, then the head's")
         timelines = [checked_text(t, "--nsys") for t in nsys] or [None, None]
-        runs = [run_analysis([p], gpu=gpu, ceilings=ceilings, clock=clock, **groups, allow_empty=True, nsys=timeline)
+        runs = [run_analysis([p], gpu=gpu, ceilings=ceilings, clock=clock, **groups, allow_empty=allow_empty,
+                             nsys=timeline)
                 for p, timeline in zip((base, head), timelines)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict, totals=totals)
         for warning in result.warnings:
