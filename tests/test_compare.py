@@ -627,3 +627,47 @@ def test_miniweather_chart_draws_both_kernels_that_failed_the_gate():
     assert (panel["has_bw_base"] & panel["has_bw_head"]).all()  # an arrow at every level they have bytes for
     drawn = {row["kernel_name"] for row in spec["datasets"]["arrows"] if row["has_base"] or row["has_head"]}
     assert drawn | set(panel["kernel_name"]) == set(result.kernels["kernel_name"])  # all 5 kernels drawn
+
+
+# ------------------------------------------------------------------------------ partial speed of light (issue 35)
+
+
+def test_a_partial_speed_of_light_is_marked_in_every_compare_output(runs):
+    """A head run whose gemm_tile (64) speed of light lacks terms (`sol_complete` false, as analyze marks a capture
+    without some counters): its fraction is a lower bound and its bound unproven, in the Markdown, the terminal and
+    the JSON as in analyze (`≥ 62.5%`, `fp32?`). gemm_tile (64): t_sol = 5e8 FLOP / 10 TFLOP/s = 50 µs over
+    100 µs → 80 µs, so 50.0% → 62.5%, +12.5 pt, bound FP32 in both."""
+    base, head = runs
+    kernels = head.kernels.copy()
+    kernels["sol_complete"] = kernels["grid"] != "(64, 1, 1)"
+    result = compare(base, replace(head, kernels=kernels), min_time_s=MIN_TIME_S)
+    gemm = row(result, GEMM, "(64, 1, 1)")
+    assert gemm["sol_complete_base"] is True or bool(gemm["sol_complete_base"])
+    assert not bool(gemm["sol_complete_head"])
+    text = comparison_markdown(result.kernels, result.totals, result.info())
+    assert "| 50.0% → ≥ 62.5% | fp32 → fp32? |" in text
+    assert "| +12.5 pt? |" in text  # a change towards a lower bound is unproven
+    assert "| headroom (recoverable) | 93.5 µs | ≤ 82.7 µs |" in text  # 186 - 92.5 µs; 174.2 - 91.5 µs
+    assert "that run's speed of light lacks terms" in text
+    payload = json.loads(comparison_json_text(result))
+    first = next(k for k in payload["kernels"] if k["grid_head"] == "(64, 1, 1)")
+    assert first["sol_complete_base"] is True and first["sol_complete_head"] is False
+    assert payload["totals"]["kernels_upper_bound"]["head"] == 1.0
+    terminal = run_terminal(result)
+    assert "fp32 → fp32?" in terminal and "+12.5 pt?" in terminal
+
+
+def comparison_json_text(result) -> str:
+    from ncu_roofline.render.compare.json_summary import comparison_json
+
+    return comparison_json(result.kernels, result.totals, result.info())
+
+
+def run_terminal(result) -> str:
+    from rich.console import Console
+
+    from ncu_roofline.render.compare.console import print_comparison
+
+    console = Console(width=160, record=True, color_system=None)
+    print_comparison(result.kernels, result.totals, result.info(), console=console)
+    return console.export_text()

@@ -55,7 +55,8 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
         format_number(row.ai_dram), "—" if pd.isna(row.bound) else unproven(str(row.bound), done),
         "—" if pd.isna(row.roofline_fraction) else lower_bound(pct(row.roofline_fraction), done),
         upper_bound(fmt_si(row.headroom_s, "s"), done),
-        *((fmt_si(getattr(row, APP_TIME), "s"), fmt_si(getattr(row, APP_HEADROOM), "s")) if APP_HEADROOM in kernels
+        *((fmt_si(getattr(row, APP_TIME), "s"), upper_bound(fmt_si(getattr(row, APP_HEADROOM), "s"), done))
+          if APP_HEADROOM in kernels
           else ()),
         limiter_word(getattr(row, "limiter", None)),
     ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]

@@ -138,7 +138,7 @@ def compact_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | {fmt_si(row.time_s, 's')} | "
             f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
             f"{lower_bound(_pct(row.roofline_fraction), done)} | {upper_bound(fmt_si(row.headroom_s, 's'), done)} |"
-            + (f" {fmt_si(getattr(row, APP_HEADROOM), 's')} |" if app else "")
+            + (f" {upper_bound(fmt_si(getattr(row, APP_HEADROOM), 's'), done)} |" if app else "")
             + f" {_cell(limiter_word(getattr(row, 'limiter', None)))} |")
     return lines
 
