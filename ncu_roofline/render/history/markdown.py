@@ -9,7 +9,7 @@ import pandas as pd
 from ...pipeline.gates import GateResult
 from ..compare.markdown import change_text, gate_outcome, kernel_label, signed_pct, signed_points
 from ..numbers import format_si as fmt_si
-from .console import SPARK_RUNS, failure_text, sparkline
+from .console import SPARK_RUNS, failure_text, spark_legend, spark_scale, spark_values, sparkline
 
 
 def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *,
@@ -27,16 +27,18 @@ def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list
         band = json.loads(metadata.get("ncu_roofline.history.options", "{}") or "{}").get("band", "mad")
         lines += _passed_yet_moved(summary, gates, band)
     spark = "runs" if runs <= SPARK_RUNS else f"the last {SPARK_RUNS} runs"
+    series = spark_values(summary, time_wide, top)
+    scale = spark_scale(series)
     lines += [f"| kernel | runs | time over {spark} | median before | newest | Δ time | Δ of roof | bound |",
               "|---|---:|---|---:|---:|---:|---:|---|"]
-    for row in summary.head(top).itertuples(index=False):
-        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
-            if row.series_id in time_wide.index else []
+    for row, values in zip(summary.head(top).itertuples(index=False), series):
         lines.append(f"| {kernel_label(row.kernel_name, row.grid, row.block)} | {row.runs} | "
-                     f"`{sparkline(values) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
+                     f"`{sparkline(values, scale) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
                      f"{fmt_si(row.time_s_newest, 's')} | {signed_pct(row.time_s_change_pct)} | "
                      f"{signed_points(row.roofline_fraction_change)} | "
                      f"{change_text(row.bound_first, row.bound_newest)} |")
+    if len(series):
+        lines += ["", f"Time over {spark}: {spark_legend(scale)}."]
     return "\n".join(lines) + "\n"
 
 
