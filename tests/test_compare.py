@@ -671,3 +671,34 @@ def run_terminal(result) -> str:
     console = Console(width=160, record=True, color_system=None)
     print_comparison(result.kernels, result.totals, result.info(), console=console)
     return console.export_text()
+
+
+# ------------------------------------------------------------------------ Markdown for a step summary (issue 35)
+
+
+def test_chart_url_is_the_summary_image_and_the_failing_kernel_comes_first(tmp_path):
+    """gemm_tile (32) fails `time_s>+9us` (+10 µs) but moved less than gemm_tile (64) (-20 µs), which the table
+    listed first; a step summary shows what failed the job first, and the chart from the URL the job uploaded
+    it to (a relative path is a broken image there)."""
+    url = "https://github.com/o/r/actions/runs/1/artifacts/2/compare.png"
+    result = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--fail-on", "time_s>+9us", "--min-time", "5e-6",
+                                 "--summary-md", str(tmp_path / "s.md"), "--chart-url", url])
+    assert result.exit_code == 1, result.output
+    text = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert f"![before → after roofline]({url})" in text
+    assert text.index("### Gates") < text.index(url) < text.index("### Top")
+    first_row = text.split("### Top", 1)[1].split("| 1 |", 1)[1].splitlines()[0]
+    assert "`gemm_tile" in first_row and "✗ gate" in first_row and "+20.0%" in first_row
+
+
+@pytest.mark.parametrize("command", [["compare", str(BASE), str(HEAD)], ["analyze", str(BASE)]])
+def test_a_chart_url_that_is_no_url_is_refused(command):
+    result = runner.invoke(app, [*command, "--chart-url", "out/roofline.png"])
+    assert result.exit_code == 2 and "--chart-url 'out/roofline.png': expected an http(s) URL" in result.output
+
+
+def test_analyze_links_the_chart_url(tmp_path):
+    url = "https://example.org/run/roofline.png"
+    result = runner.invoke(app, ["analyze", str(BASE), "--summary-md", str(tmp_path / "s.md"), "--chart-url", url])
+    assert result.exit_code == 0, result.output
+    assert f"![roofline]({url})" in (tmp_path / "s.md").read_text(encoding="utf-8")

@@ -10,11 +10,13 @@ import typer
 from ..core.errors import InputError
 from .common import (
     CEILINGS,
+    CHART_URL,
     CLOCK,
     GPU,
     GROUP_BY,
     SUMMARY_MD,
     _formats,
+    chart_link,
     checked_text,
     grouping,
     path,
@@ -43,6 +45,7 @@ def compare(
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
+    chart_url: Optional[str] = CHART_URL,
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     totals: bool = typer.Option(False, "--totals", help="Judge summed time even where a kernel's launch count "
@@ -70,6 +73,7 @@ def compare(
         formats = _formats(fmt, out)
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
+        chart_link([], None, url=chart_url)  # so does a malformed --chart-url
         groups = grouping(group_by)
         if nsys and len(nsys) != 2:
             raise InputError(None, "--nsys is given twice to compare: the base run's timeline, then the head's")
@@ -82,8 +86,10 @@ def compare(
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
                          soft_wrap=True)
         info = result.info()
+        planned = [] if out is None else [out / f"compare.{f}" for f in ("html", *formats)]
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(formats=formats, top=top), [
-            (summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10)),
+            (summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10,
+                                                     chart=chart_link(planned, summary_md, "compare", chart_url))),
             (json_out, lambda: comparison_json(result.kernels, result.totals, info))])
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":

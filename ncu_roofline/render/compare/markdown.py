@@ -78,8 +78,11 @@ def gate_outcome(result: GateResult, *, must_judge: bool = True) -> str:
     return "❌ fail"
 
 
-def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10) -> str:
-    """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...)."""
+def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10,
+                        chart: str | None = None) -> str:
+    """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...).
+    `chart`: the chart's address (`--chart-url`, or a path relative to the summary), shown right under the gates,
+    inline when it is an image."""
     base_label, head_label = info["labels"]
     lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
              f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
@@ -103,6 +106,9 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     if info["warnings"]:
         lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
     lines += _gate_section(info["gates"])
+    if chart:
+        image = chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
+        lines += ["", f"![before → after roofline]({chart})" if image else f"Chart: [{chart}]({chart})"]
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         lines += ["", per_launch]
@@ -170,7 +176,9 @@ def value_text(metric: str, value: float) -> str:
 
 
 def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
-    matched = kernels[kernels["match"].notna()].head(top)
+    matched = kernels[kernels["match"].notna()]
+    failed = matched["gates_failed"].fillna("").astype(str) != ""
+    matched = pd.concat([matched[failed], matched[~failed]]).head(top)  # what failed the job first
     if not len(matched):
         return []
     lines = ["", f"### Top {len(matched)} kernels by time change", "", *_compact_kernels(matched), "",
