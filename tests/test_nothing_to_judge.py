@@ -77,3 +77,10 @@ def test_grouping_by_ranges_the_capture_lacks_is_refused(by):
     assert f"--group-by {by}: the capture records no NVTX ranges" in line and "base.csv" in line
     compare_line = one_line_error("compare", str(BASE), str(BASE), "--group-by", by)
     assert "records no NVTX ranges" in compare_line
+
+
+def test_an_unknown_gpu_leads_with_the_template_from_the_report():
+    # RTX 5070 is not in the table; RTX 5090 has 2.7x its bandwidth and must never be offered as a stand-in
+    line = one_line_error("analyze", str(BASE), "--gpu", "RTX 5070")
+    assert line.index("ceilings template 'RTX 5070' --from REPORT") < line.index("not the same GPU")
+    assert "5090" not in line and "did you mean" not in line
