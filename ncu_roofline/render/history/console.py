@@ -20,7 +20,6 @@ from ...pipeline.gates import GateResult
 from ..analysis.console import print_table
 from ..compare.console import short_dims
 from ..compare.markdown import (
-    change_text,
     signed_pct,
     signed_points,
     signed_value,
@@ -28,7 +27,7 @@ from ..compare.markdown import (
 )
 from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
-from ..numbers import missing
+from ..numbers import incomplete, missing, unproven
 from ..safe_text import for_terminal
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -49,6 +48,25 @@ def sparkline(values: np.ndarray, scale: tuple[float, float] | None = None) -> s
     span = high - low
     return "".join(" " if math.isnan(v) else SPARKS[0 if span <= 0 else max(0, min(len(SPARKS) - 1, int(
         (v - low) / span * (len(SPARKS) - 1) + 0.5)))] for v in values)
+
+
+def newest_bound_text(row) -> str:
+    """'dram', 'fp32 → dram?': the first and newest bound, the newest unproven where that run's speed of light
+    lacks terms (`sol_complete_newest` false)."""
+    first, last = ("—" if pd.isna(v) else str(v) for v in (row.bound_first, row.bound_newest))
+    newest = unproven(last, _newest_complete(row))
+    return newest if first == last else f"{first} → {newest}"
+
+
+def newest_points_text(row) -> str:
+    """Δ of roof in points, '?' where the newest fraction is only a lower bound."""
+    text = signed_points(row.roofline_fraction_change)
+    return text + "?" if incomplete(_newest_complete(row)) and text != "—" else text
+
+
+def _newest_complete(row) -> object:
+    value = getattr(row, "sol_complete_newest", None)
+    return None if value is None or pd.isna(value) else bool(value)
 
 
 def spark_scale(series: list[np.ndarray]) -> tuple[float, float]:
@@ -91,7 +109,7 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
         blocks.append(short_dims(row.block))
         rows.append([str(rank), "", signed_pct(row.time_s_change_pct), fmt_si(row.time_s_newest, "s"),
                      fmt_si(row.time_s_median_before, "s"), sparkline(values, scale),
-                     signed_points(row.roofline_fraction_change), change_text(row.bound_first, row.bound_newest),
+                     newest_points_text(row), newest_bound_text(row),
                      str(row.runs)])
 
     def names(max_len: int) -> list[str]:

@@ -7,9 +7,18 @@ import json
 import pandas as pd
 
 from ...pipeline.gates import GateResult
-from ..compare.markdown import change_text, gate_outcome, kernel_label, signed_pct, signed_points
+from ..compare.markdown import gate_outcome, kernel_label, signed_pct
 from ..numbers import format_si as fmt_si
-from .console import SPARK_RUNS, failure_text, spark_legend, spark_scale, spark_values, sparkline
+from .console import (
+    SPARK_RUNS,
+    failure_text,
+    newest_bound_text,
+    newest_points_text,
+    spark_legend,
+    spark_scale,
+    spark_values,
+    sparkline,
+)
 
 
 def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *,
@@ -35,8 +44,8 @@ def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list
         lines.append(f"| {kernel_label(row.kernel_name, row.grid, row.block)} | {row.runs} | "
                      f"`{sparkline(values, scale) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
                      f"{fmt_si(row.time_s_newest, 's')} | {signed_pct(row.time_s_change_pct)} | "
-                     f"{signed_points(row.roofline_fraction_change)} | "
-                     f"{change_text(row.bound_first, row.bound_newest)} |")
+                     f"{newest_points_text(row)} | "
+                     f"{newest_bound_text(row)} |")
     if len(series):
         lines += ["", f"Time over {spark}: {spark_legend(scale)}."]
     return "\n".join(lines) + "\n"
