@@ -702,3 +702,12 @@ def test_analyze_links_the_chart_url(tmp_path):
     result = runner.invoke(app, ["analyze", str(BASE), "--summary-md", str(tmp_path / "s.md"), "--chart-url", url])
     assert result.exit_code == 0, result.output
     assert f"![roofline]({url})" in (tmp_path / "s.md").read_text(encoding="utf-8")
+
+
+def test_a_failing_absolute_gate_prints_its_change_in_the_metrics_unit():
+    # gemm_tile (32): 50 -> 60 µs; the line printed "+10.0 µ" (an SI prefix without its unit)
+    result = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--fail-on", "time_s>+9us", "--min-time", "5e-6"],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 1
+    line = next(row for row in result.output.splitlines() if row.startswith("FAIL"))
+    assert line.endswith("+10.0 µs"), line

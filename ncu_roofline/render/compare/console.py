@@ -24,7 +24,7 @@ from .markdown import (
     points_change_text,
     short_dims,
     signed_pct,
-    signed_si,
+    signed_value,
 )
 
 VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "dim", "added": "cyan",
@@ -84,7 +84,7 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
         detail = ""
         if result.failures:
             names = [("total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"]))))
-                     + f" {signed_pct(f['change_pct']) if gate.relative else signed_si(f['change'], '')}"
+                     + f" {signed_pct(f['change_pct']) if gate.relative else signed_value(gate.metric, f['change'])}"
                      for f in result.failures[:3]]
             detail = ": " + ", ".join(names) + (f" and {len(result.failures) - 3} more"
                                                 if len(result.failures) > 3 else "")
