@@ -128,7 +128,8 @@ def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: I
     FLOPs, speed of light and headroom divided by its launches in each run, and `compared` = `per_launch`;
     `totals=True` (`compare --totals`) compares the summed amounts instead (`compared` = `total`).
 
-    Totals are over every kernel of each run; ratios are recomputed from the sums (FLOP/s = ΣFLOP / Σtime over
+    Totals are over every kernel of each run (per launch for the kernels compared per launch, so the heading follows
+    the rows); ratios are recomputed from the sums (FLOP/s = ΣFLOP / Σtime over
     kernels with a known FLOP count; roofline fraction = Σt_sol / Σtime over kernels with a known t_sol), never
     means of ratios.
     """
@@ -139,7 +140,7 @@ def compare(base: Analysis, head: Analysis, *, min_time_s: float = 0.0, gates: I
     parsed = [gate if isinstance(gate, Gate) else parse_gate(gate) for gate in gates]
     kernels = kernel_changes(base.kernels, base.launches, head.kernels, head.launches, min_time_s=min_time_s,
                              time_threshold_pct=time_threshold_pct, per_launch=not totals)
-    run_totals = total_changes(base.kernels, head.kernels)
+    run_totals = total_changes(base.kernels, head.kernels, kernels)
     if base.app is not None or head.app is not None:  # --nsys: the run's GPU time and the share profiled
         for metric in (APP_GPU_TIME, PROFILED_SHARE):
             b, h = (getattr(run.app, metric) if run.app is not None else float("nan") for run in (base, head))

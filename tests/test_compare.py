@@ -206,12 +206,12 @@ def test_rows_are_sorted_by_absolute_time_change(comparison):
 
 @pytest.mark.parametrize("text, scope, metric, op, threshold, relative", [
     ("time_s>+5%", "kernel", "time_s", ">", 5.0, True),
-    ("roofline_fraction<-0.05", "kernel", "roofline_fraction", "<", -0.05, False),
+    ("roofline_fraction<-0.05pt", "kernel", "roofline_fraction", "<", -0.05, False),
     ("headroom_s>+10%", "kernel", "headroom_s", ">", 10.0, True),
     ("flop_per_s<-3%", "kernel", "flop_per_s", "<", -3.0, True),
     ("total:time_s>+2%", "total", "time_s", ">", 2.0, True),
     (" total : time_s >= 2.5e-1 % ", "total", "time_s", ">=", 0.25, True),
-    ("kernel:t_sol_s>1e-6", "kernel", "t_sol_s", ">", 1e-6, False),
+    ("kernel:t_sol_s>1us", "kernel", "t_sol_s", ">", 1e-6, False),
 ])
 def test_gate_grammar(text, scope, metric, op, threshold, relative):
     gate = parse_gate(text)
@@ -227,17 +227,72 @@ def test_malformed_gate_is_one_line_input_error(text):
     assert "\n" not in caught.value.line() and "--fail-on" in caught.value.line()
 
 
+@pytest.mark.parametrize("text, threshold", [
+    ("time_s>+50us", 50e-6), ("time_s>2ms", 2e-3), ("headroom_s<-500ns", -500e-9), ("t_sol_s>+1.5s", 1.5),
+    ("time_s>+3µs", 3e-6), ("flop_per_s<-2TFLOP/s", -2e12), ("flop_per_s<-20GFLOP/s", -20e9),
+    ("flop_total>+1GFLOP", 1e9), ("ai_dram<-0.5FLOP/B", -0.5), ("roofline_fraction<-0.05pt", -0.05),
+])
+def test_an_absolute_threshold_is_a_value_with_its_unit(text, threshold):
+    gate = parse_gate(text)
+    assert not gate.relative and gate.threshold == pytest.approx(threshold, rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["time_s>5", "total:time_s>+5", "headroom_s>1e-6", "flop_per_s<-3",
+                                  "roofline_fraction<-0.05", "flop_total>0", "ai_dram<-1"])
+def test_a_bare_number_is_refused_with_the_three_spellings(text):
+    # `time_s>5` used to read as +5 seconds and pass forever; it must say how to write percent, points or a unit.
+    with pytest.raises(InputError) as caught:
+        parse_gate(text)
+    line = caught.value.line()
+    assert "\n" not in line and "no unit" in line
+    assert "%' (percent)" in line and "pt'" in line
+    if not text.startswith("roofline_fraction"):
+        assert "(a value with its unit)" in line
+
+
+@pytest.mark.parametrize("text", ["time_s>+5pt", "roofline_fraction<-5us", "flop_per_s<-1ms", "time_s>+5 sec",
+                                  "ai_dram<-1FLOP/s"])
+def test_a_unit_of_another_dimension_is_refused(text):
+    with pytest.raises(InputError) as caught:
+        parse_gate(text)
+    assert "is not a unit of" in caught.value.line()
+
+
+@pytest.mark.parametrize("gate, failing", [
+    ("time_s>+9us", ["gemm_tile (32, 1, 1)"]),  # 50 -> 60 µs: +10 µs
+    ("time_s>+11us", []),
+    ("time_s>+0.009ms", ["gemm_tile (32, 1, 1)"]),
+    ("time_s<-15us", ["gemm_tile (64, 1, 1)"]),  # 100 -> 80 µs: -20 µs
+    ("time_s<-25us", []),
+    ("total:time_s<-11us", ["total"]),  # 186 -> 174.2 µs: -11.8 µs
+    ("total:time_s<-12us", []),
+])
+def test_gates_in_units_judge_the_change_in_that_unit(runs, gate, failing):
+    result = compare(*runs, min_time_s=MIN_TIME_S, gates=[gate])
+    (outcome,) = result.gates
+    assert ["total" if f.get("scope") == "total" else f"{f['kernel_name'].split('(')[0]} {f['grid']}"
+            for f in outcome.failures] == failing
+
+
+def test_a_bare_gate_is_exit_2_in_compare_and_history(tmp_path):
+    # On main `--fail-on 'time_s>5'` printed PASS and exited 0: a typo turned the gate off for good.
+    for command in (["compare", str(BASE), str(HEAD)], ["history", str(tmp_path)]):
+        result = runner.invoke(app, [*command, "--fail-on", "time_s>5"])
+        assert result.exit_code == 2, result.output
+        assert "no unit" in result.output and "'time_s>+50us'" in result.output
+
+
 @pytest.mark.parametrize("gate, min_time_s, failing", [
     ("time_s>+10%", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # +20 %
     ("time_s>+25%", MIN_TIME_S, []),  # tiny's +100 % is under --min-time
     ("time_s>+25%", 0.0, ["tiny_kernel (1, 1, 1)"]),
-    ("roofline_fraction<-0.05", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # 0.4 -> 0.333: -0.067
+    ("roofline_fraction<-0.05pt", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # 0.4 -> 0.333: -0.067
     ("headroom_s>+10%", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # 30 -> 40 µs: +33 %
     ("flop_per_s<-3%", MIN_TIME_S, ["gemm_tile (32, 1, 1)"]),  # -16.7 %
     ("time_s<-15%", MIN_TIME_S, ["gemm_tile (64, 1, 1)"]),  # -20 % (a gate may ask for anything)
     ("total:time_s>+2%", MIN_TIME_S, []),  # -6.3 %
     ("total:time_s>-10%", MIN_TIME_S, ["total"]),  # fails unless 10 % faster
-    ("total:roofline_fraction<-0.01", MIN_TIME_S, []),  # 0.497 -> 0.525
+    ("total:roofline_fraction<-0.01pt", MIN_TIME_S, []),  # 0.497 -> 0.525
 ])
 def test_gates_per_kernel_and_on_totals(runs, gate, min_time_s, failing):
     result = compare(*runs, min_time_s=min_time_s, gates=[gate])
@@ -572,3 +627,87 @@ def test_miniweather_chart_draws_both_kernels_that_failed_the_gate():
     assert (panel["has_bw_base"] & panel["has_bw_head"]).all()  # an arrow at every level they have bytes for
     drawn = {row["kernel_name"] for row in spec["datasets"]["arrows"] if row["has_base"] or row["has_head"]}
     assert drawn | set(panel["kernel_name"]) == set(result.kernels["kernel_name"])  # all 5 kernels drawn
+
+
+# ------------------------------------------------------------------------------ partial speed of light (issue 35)
+
+
+def test_a_partial_speed_of_light_is_marked_in_every_compare_output(runs):
+    """A head run whose gemm_tile (64) speed of light lacks terms (`sol_complete` false, as analyze marks a capture
+    without some counters): its fraction is a lower bound and its bound unproven, in the Markdown, the terminal and
+    the JSON as in analyze (`≥ 62.5%`, `fp32?`). gemm_tile (64): t_sol = 5e8 FLOP / 10 TFLOP/s = 50 µs over
+    100 µs → 80 µs, so 50.0% → 62.5%, +12.5 pt, bound FP32 in both."""
+    base, head = runs
+    kernels = head.kernels.copy()
+    kernels["sol_complete"] = kernels["grid"] != "(64, 1, 1)"
+    result = compare(base, replace(head, kernels=kernels), min_time_s=MIN_TIME_S)
+    gemm = row(result, GEMM, "(64, 1, 1)")
+    assert gemm["sol_complete_base"] is True or bool(gemm["sol_complete_base"])
+    assert not bool(gemm["sol_complete_head"])
+    text = comparison_markdown(result.kernels, result.totals, result.info())
+    assert "| 50.0% → ≥ 62.5% | fp32 → fp32? |" in text
+    assert "| +12.5 pt? |" in text  # a change towards a lower bound is unproven
+    assert "| headroom (recoverable) | 93.5 µs | ≤ 82.7 µs |" in text  # 186 - 92.5 µs; 174.2 - 91.5 µs
+    assert "that run's speed of light lacks terms" in text
+    payload = json.loads(comparison_json_text(result))
+    first = next(k for k in payload["kernels"] if k["grid_head"] == "(64, 1, 1)")
+    assert first["sol_complete_base"] is True and first["sol_complete_head"] is False
+    assert payload["totals"]["kernels_upper_bound"]["head"] == 1.0
+    terminal = run_terminal(result)
+    assert "fp32 → fp32?" in terminal and "+12.5 pt?" in terminal
+
+
+def comparison_json_text(result) -> str:
+    from ncu_roofline.render.compare.json_summary import comparison_json
+
+    return comparison_json(result.kernels, result.totals, result.info())
+
+
+def run_terminal(result) -> str:
+    from rich.console import Console
+
+    from ncu_roofline.render.compare.console import print_comparison
+
+    console = Console(width=160, record=True, color_system=None)
+    print_comparison(result.kernels, result.totals, result.info(), console=console)
+    return console.export_text()
+
+
+# ------------------------------------------------------------------------ Markdown for a step summary (issue 35)
+
+
+def test_chart_url_is_the_summary_image_and_the_failing_kernel_comes_first(tmp_path):
+    """gemm_tile (32) fails `time_s>+9us` (+10 µs) but moved less than gemm_tile (64) (-20 µs), which the table
+    listed first; a step summary shows what failed the job first, and the chart from the URL the job uploaded
+    it to (a relative path is a broken image there)."""
+    url = "https://github.com/o/r/actions/runs/1/artifacts/2/compare.png"
+    result = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--fail-on", "time_s>+9us", "--min-time", "5e-6",
+                                 "--summary-md", str(tmp_path / "s.md"), "--chart-url", url])
+    assert result.exit_code == 1, result.output
+    text = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert f"![before → after roofline]({url})" in text
+    assert text.index("### Gates") < text.index(url) < text.index("### Top")
+    first_row = text.split("### Top", 1)[1].split("| 1 |", 1)[1].splitlines()[0]
+    assert "`gemm_tile" in first_row and "✗ gate" in first_row and "+20.0%" in first_row
+
+
+@pytest.mark.parametrize("command", [["compare", str(BASE), str(HEAD)], ["analyze", str(BASE)]])
+def test_a_chart_url_that_is_no_url_is_refused(command):
+    result = runner.invoke(app, [*command, "--chart-url", "out/roofline.png"])
+    assert result.exit_code == 2 and "--chart-url 'out/roofline.png': expected an http(s) URL" in result.output
+
+
+def test_analyze_links_the_chart_url(tmp_path):
+    url = "https://example.org/run/roofline.png"
+    result = runner.invoke(app, ["analyze", str(BASE), "--summary-md", str(tmp_path / "s.md"), "--chart-url", url])
+    assert result.exit_code == 0, result.output
+    assert f"![roofline]({url})" in (tmp_path / "s.md").read_text(encoding="utf-8")
+
+
+def test_a_failing_absolute_gate_prints_its_change_in_the_metrics_unit():
+    # gemm_tile (32): 50 -> 60 µs; the line printed "+10.0 µ" (an SI prefix without its unit)
+    result = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--fail-on", "time_s>+9us", "--min-time", "5e-6"],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 1
+    line = next(row for row in result.output.splitlines() if row.startswith("FAIL"))
+    assert line.endswith("+10.0 µs"), line

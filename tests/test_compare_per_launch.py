@@ -57,8 +57,13 @@ def test_equal_time_per_launch_passes_a_time_gate_when_launch_counts_differ(one_
     assert row["headroom_s_base"] == pytest.approx(50e-6) and row["headroom_s_head"] == pytest.approx(50e-6)
     assert row["flop_total_base"] == pytest.approx(5e8) and row["flop_total_head"] == pytest.approx(5e8)
     assert row["verdict"] == "neutral" and result.passed
-    # the run totals stay sums: 100 µs → 200 µs
-    assert result.totals.loc["time_s", "change_pct"] == pytest.approx(100.0)
+    # the run totals follow the rows' rule (issue 35): 100 µs → 100 µs per launch, +0 %, never the sums' +100 %;
+    # the launch count stays the real one, 1 → 2
+    assert result.totals.loc["time_s", "head"] == pytest.approx(100e-6)
+    assert result.totals.loc["time_s", "change_pct"] == pytest.approx(0.0, abs=1e-9)
+    assert result.totals.loc["headroom_s", "head"] == pytest.approx(50e-6)
+    assert tuple(result.totals.loc["launches", ["base", "head"]]) == (1, 2)
+    assert compare(one_launch, head, gates=["total:time_s>+5%"]).passed
     text = comparison_markdown(result.kernels, result.totals, result.info())
     assert "launches 1 → 2, compared per launch" in text
     assert "Launch counts differ for 1 kernel" in text
@@ -80,6 +85,7 @@ def test_totals_flag_judges_summed_time(one_launch, tmp_path):
     row = result.kernels.iloc[0]
     # summed: 100 µs → 200 µs = +100 %
     assert row["compared"] == "total" and row["time_s_change_pct"] == pytest.approx(100.0)
+    assert result.totals.loc["time_s", "change_pct"] == pytest.approx(100.0)  # the totals follow: sums
     assert not result.passed
     assert "launches 1 → 2, compared in total" in comparison_markdown(result.kernels, result.totals, result.info())
 
@@ -105,12 +111,13 @@ def test_cli_per_launch_and_totals(tmp_path):
 
 def test_unknown_totals_stay_unknown(samples, tmp_path):
     """GPU_Power_Model's basic-set reports hold durations only: headroom, FLOPs and FLOP/s are unknown in both
-    runs and read "—" (null in JSON), never 0 s or 0 FLOP. Its launch counts are 10 and 6 (`--launch-count`):
+    runs and read "—" (null in JSON), never 0 s or 0 FLOP (with --allow-empty: without it, a run no kernel of which
+    can be placed on a roofline is refused, tests/test_nothing_to_judge.py). Its launch counts are 10 and 6 (`--launch-count`):
     69.2 s / 10 = 6.92 s and 41.5 s / 6 = 6.92 s, so per launch the kernel is neutral, not 40 % faster."""
     folder = samples / "GPU_Power_Model"
     result = runner.invoke(app, ["compare", str(folder / "PS1_10_profile.ncu-rep"),
                                  str(folder / "PS1_100_profile.ncu-rep"), "--fail-on", "time_s<-5%", "--summary-md",
-                                 str(tmp_path / "c.md"), "--json", str(tmp_path / "c.json")])
+                                 str(tmp_path / "c.md"), "--json", str(tmp_path / "c.json"), "--allow-empty"])
     if result.exit_code == 2 and "ncu-report" in result.output:
         pytest.skip("the ncu-report wheel is not installed")
     assert result.exit_code == 0, result.output  # -0.0 % per launch: the improvement gate does not fire

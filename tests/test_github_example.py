@@ -110,13 +110,16 @@ def test_cpu_job_installs_downloads_and_keeps_the_chart(workflow):
     assert "${{" not in "".join(step.get("run", "") for step in steps)  # runnable in a plain shell
 
 
+RUN_URL = "https://github.com/owner/repo/actions/runs/42"
+
+
 def run_cpu_job(workflow: str, tmp_path: Path, *, base: Path, head: Path) -> tuple[list[tuple[str, int]], Path]:
     """Run the CPU job's runnable steps in `tmp_path`; return (step name, exit code) pairs and the job summary."""
     section = job_section(workflow, "roofline")
     summary = tmp_path / "step_summary.md"
     summary.touch()
     env = {**os.environ, **job_env(section), "BASE_REPORT": str(base), "HEAD_REPORT": str(head),
-           "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_STEP_SUMMARY": str(summary), "RUN_URL": RUN_URL,  # as GitHub expands the job's env
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     codes = []
     for step in job_steps(section):
@@ -140,6 +143,8 @@ def test_cpu_job_fails_on_a_gate_and_writes_the_summary(workflow, tmp_path):
     text = summary.read_text()
     assert text.startswith("## ncu-roofline\n")  # the analyze summary first
     assert "## ncu-roofline compare" in text and "❌" in text and "`time_s>+5%`" in text
+    # the chart link works in a job summary: the run's page (its artifacts), never a relative local path
+    assert f"Chart: [{RUN_URL}]({RUN_URL})" in text and "](roofline/" not in text and "](compare." not in text
     assert {"roofline.html", "compare.html", "compare.parquet", "compare.md"} <= {
         p.name for p in (tmp_path / "roofline").iterdir()}
 

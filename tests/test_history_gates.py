@@ -230,3 +230,38 @@ def test_history_kernel_matches_the_display_name_as_analyze_does(tmp_path):
     by_display = load_history(tmp_path, kernel=r"RowReduceKernel\(float const\*")
     assert by_display.summary["kernel_name"].tolist() == [mangled]
     assert load_history(tmp_path, kernel="^gemm$").summary["kernel_name"].tolist() == ["gemm"]
+
+
+def test_sparklines_share_one_scale_per_table(tmp_path):
+    """gemm jitters ±1 % around 1 s; axpy drops 14 % at the newest run (2.0 → 1.72 s). On one scale (ratios to
+    each kernel's median: 0.86 … 1.01) gemm's line stays in the top levels and axpy's spans them all; drawn per row,
+    ±1 % filled the whole height like the drop (issue 35)."""
+    gemm = [1.0, 1.01, 0.99, 1.0, 1.01, 0.99]
+    axpy = [2.0, 2.0, 2.0, 2.0, 2.0, 1.72]
+    build(tmp_path, gemm, axpy)
+    result = runner.invoke(app, ["history", str(tmp_path), "--summary-md", str(tmp_path / "s.md")],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "s.md").read_text(encoding="utf-8")
+    lines = {name: line for line in text.splitlines() for name in ("gemm", "axpy") if line.startswith(f"| `{name}")}
+    spark = {name: line.split("`")[3] for name, line in lines.items()}
+    assert spark["axpy"] == "██████"[:5] + "▁"  # 1.0 at the top of 0.86 … 1.01, 0.86 at the bottom
+    assert set(spark["gemm"]) <= set("▇█"), spark  # 0.99 … 1.01 of 0.86 … 1.01: the top two levels
+    assert "one scale: -14.0% … +1.0% of each kernel's median" in text
+    assert "one scale: -14.0% …" in result.output  # the terminal says it under its table too
+
+
+def test_sol_complete_travels_into_the_history_outputs(tmp_path):
+    """A run whose speed of light lacks terms keeps `sol_complete` false in the history's JSON and Parquet rows,
+    and its newest bound and Δ of roof read '?' as analyze's and compare's do (issue 35)."""
+    for i, complete in enumerate([True, True, False]):
+        add_run(tmp_path, i, [{**kernel("gemm", 1.0 + 0.1 * i), "sol_complete": complete}])
+    payload = json.loads(runner.invoke(app, ["history", str(tmp_path), "--json", "-"]).stdout)
+    (gemm,) = payload["kernels"]
+    assert gemm["sol_complete_newest"] is False
+    assert [run["sol_complete"] for run in gemm["series"]] == [True, True, False]
+    result = runner.invoke(app, ["history", str(tmp_path), "--summary-md", str(tmp_path / "s.md")])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in (tmp_path / "s.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `gemm"))
+    assert row.endswith(" pt? | dram? |"), row

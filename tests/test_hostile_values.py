@@ -263,7 +263,7 @@ def test_a_roof_at_the_edges_of_the_range_is_taken(tmp_path):
 
 
 def test_an_infinite_gate_threshold_is_refused_like_inf():
-    line = one_line_error("compare", GOOD, GOOD, "--fail-on", "time_s>1e999")
+    line = one_line_error("compare", GOOD, GOOD, "--fail-on", "time_s>1e999%")
     assert "the threshold 1e999 is beyond any finite number" in line
 
 

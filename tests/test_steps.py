@@ -48,7 +48,8 @@ def test_options_are_checked_before_any_input_is_read(tmp_path, options, reason)
 
 def test_the_options_are_recorded_with_the_keys_older_files_carry():
     """One Literal for --group-by; the metadata still says group_by_nvtx (and group_by_op only when set)."""
-    meta = json.loads(analyze(EXAMPLE, group_by="nvtx").metadata()["ncu_roofline.options"])
-    assert meta == {"gpu": None, "ceilings": None, "clock": "measured", "group_by_nvtx": True, "nvtx_include": None}
+    meta = json.loads(analyze(EXAMPLE).metadata()["ncu_roofline.options"])  # no NVTX ranges: --group-by nvtx is refused
+    assert meta == {"gpu": None, "ceilings": None, "clock": "measured", "group_by_nvtx": False, "nvtx_include": None}
+    assert AnalysisOptions(group_by="nvtx").metadata()["group_by_nvtx"] is True
     assert AnalysisOptions(group_by="op").metadata()["group_by_op"] is True
     assert "group_by_op" not in AnalysisOptions(group_by="kernel").metadata()

@@ -12,6 +12,7 @@ import typer
 from ..core.errors import InputError
 from .common import (
     CEILINGS,
+    CHART_URL,
     CLOCK,
     GPU,
     GROUP_BY,
@@ -45,6 +46,7 @@ def analyze(
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
+    chart_url: Optional[str] = CHART_URL,
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
     history_arg: Optional[str] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
@@ -79,6 +81,7 @@ def analyze(
         ceilings = checked_text(ceilings, "--ceilings")
         formats = _formats(fmt, out)  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)
+        chart_link([], None, url=chart_url)  # a malformed --chart-url fails before any input is read
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         groups = grouping(group_by)
         if open_html and out is None:
@@ -102,7 +105,8 @@ def analyze(
         planned = [] if out is None else [out / f"roofline.{f}" for f in ("html", *formats)]
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
             formats=formats, top=top, precisions=precisions), [
-            (summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md))),
+            (summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md,
+                                                                                 url=chart_url))),
             (json_out, lambda: result.json(top=rows or 10))])
         if history is not None:
             from ..history.store import append_analysis

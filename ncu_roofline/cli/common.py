@@ -7,6 +7,7 @@ Its own module so that the command modules (cli/analyze.py, cli/compare.py, ...)
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from contextlib import contextmanager
@@ -148,15 +149,22 @@ def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:
     return wanted
 
 
-def chart_link(written: list, summary: Optional[object]) -> Optional[str]:
-    """The chart a Markdown summary links to, relative to the summary's folder: the PNG when one was written
-    (it shows inline), else the HTML page; None without -o or when the summary goes to stdout."""
+def chart_link(written: list, summary: Optional[object], stem: str = "roofline",
+               url: Optional[str] = None) -> Optional[str]:
+    """The chart a Markdown summary links to: `url` (`--chart-url`, an uploaded artifact's address: a relative
+    path is a broken image in a GitHub step summary) when given, else relative to the summary's folder the PNG
+    when one was written (it shows inline), else the HTML page; None without -o or when the summary goes to
+    stdout."""
     from pathlib import Path
 
+    if url is not None:
+        if not re.fullmatch(r"https?://[^\s()<>]+", url):
+            raise InputError(None, f"--chart-url {url!r}: expected an http(s) URL without spaces or brackets")
+        return url
     if summary is None or str(summary) == "-":
         return None
     by_suffix = {Path(p).name: Path(p) for p in written}
-    target = by_suffix.get("roofline.png") or by_suffix.get("roofline.html")
+    target = by_suffix.get(f"{stem}.png") or by_suffix.get(f"{stem}.html")
     if target is None:
         return None
     return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()
@@ -171,6 +179,8 @@ CEILINGS = typer.Option(None, "--ceilings", help="TOML file of roofs that overri
 CLOCK = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'.")
 GROUP_BY = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP)
 SUMMARY_MD = typer.Option(None, "--summary-md", help="Write a Markdown summary here.")
+CHART_URL = typer.Option(None, "--chart-url", help="Where the chart will be online (an artifact link), for the "
+                                                   "Markdown summary; shown inline when it ends in .png or .svg.")
 
 
 def checked_text(value: Optional[str], option: str) -> Optional[str]:

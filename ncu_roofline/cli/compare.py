@@ -10,11 +10,13 @@ import typer
 from ..core.errors import InputError
 from .common import (
     CEILINGS,
+    CHART_URL,
     CLOCK,
     GPU,
     GROUP_BY,
     SUMMARY_MD,
     _formats,
+    chart_link,
     checked_text,
     grouping,
     path,
@@ -29,8 +31,9 @@ from .common import (
 def compare(
     base: str = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
     head: str = typer.Argument(..., help="The run to judge, in any of the same forms."),
-    fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable: 'time_s>+5%', "
-                                                             "'roofline_fraction<-0.05', 'total:time_s>+2%'."),
+    fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable, with a unit: "
+                                                             "'time_s>+5%', 'time_s>+50us', "
+                                                             "'roofline_fraction<-0.05pt', 'total:time_s>+2%'."),
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
@@ -42,6 +45,7 @@ def compare(
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
+    chart_url: Optional[str] = CHART_URL,
     json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     totals: bool = typer.Option(False, "--totals", help="Judge summed time even where a kernel's launch count "
@@ -49,6 +53,8 @@ def compare(
     nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
                                                       "head run's (see analyze --nsys)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Compare even a run where no kernel can be "
+                                                                  "placed on a roofline (otherwise exit 2)."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
@@ -67,19 +73,23 @@ def compare(
         formats = _formats(fmt, out)
         check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
+        chart_link([], None, url=chart_url)  # so does a malformed --chart-url
         groups = grouping(group_by)
         if nsys and len(nsys) != 2:
             raise InputError(None, "--nsys is given twice to compare: the base run's timeline, then the head's")
         timelines = [checked_text(t, "--nsys") for t in nsys] or [None, None]
-        runs = [run_analysis([p], gpu=gpu, ceilings=ceilings, clock=clock, **groups, allow_empty=True, nsys=timeline)
+        runs = [run_analysis([p], gpu=gpu, ceilings=ceilings, clock=clock, **groups, allow_empty=allow_empty,
+                             nsys=timeline)
                 for p, timeline in zip((base, head), timelines)]
         result = run_compare(*runs, min_time_s=min_time, gates=gates, strict=strict, totals=totals)
         for warning in result.warnings:
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
                          soft_wrap=True)
         info = result.info()
+        planned = [] if out is None else [out / f"compare.{f}" for f in ("html", *formats)]
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(formats=formats, top=top), [
-            (summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10)),
+            (summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10,
+                                                     chart=chart_link(planned, summary_md, "compare", chart_url))),
             (json_out, lambda: comparison_json(result.kernels, result.totals, info))])
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":

@@ -22,7 +22,8 @@ def history(
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate on the newest run against the band of the "
-                                                             "window, repeatable: 'time_s>+5%'."),
+                                                             "window, repeatable, with a unit: "
+                                                             "'time_s>+5%', 'time_s>+50us'."),
     window: int = typer.Option(10, "--window", min=1, help="Runs before the newest that make the band."),
     band: str = typer.Option("mad", "--band", help="'mad' (median ± k·1.4826·MAD, the default) or 'minmax'."),
     k: float = typer.Option(3.0, "--k", min=0.0, help="Width of the 'mad' band in MADs (sigma-scaled)."),

@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..core.vocabulary import AI_OFF_CHIP, APP_HEADROOM, APP_TIME
-from ..pipeline.totals import run_totals
+from ..core.vocabulary import AI_OFF_CHIP, APP_HEADROOM, APP_TIME, SOL_COMPLETE
+from ..pipeline.totals import SUMMED, run_totals
 from .match import launch_order, match_kernels
 
 METRICS = ("time_s", "flop_total", "flop_per_s", AI_OFF_CHIP, "t_sol_s", "roofline_fraction", "headroom_s")
 TOTAL_METRICS = ("kernels", "launches", "time_s", "flop_total", "flop_per_s", "t_sol_s", "roofline_fraction",
-                 "headroom_s")
+                 "headroom_s", "kernels_upper_bound")  # the last: kernels whose speed of light lacks terms
 # Compared too where both runs were weighted by their timelines (`--nsys`, pipeline/app_weight.py).
 APP_METRICS = (APP_TIME, APP_HEADROOM)
 # Amounts that add up over launches: per launch where the launch counts differ (ratios are the same either way).
@@ -26,7 +26,8 @@ PER_LAUNCH = ("time_s", "flop_total", "t_sol_s", "headroom_s")
 COMPARED_PER_LAUNCH, COMPARED_TOTAL = "per_launch", "total"
 VERDICTS = ("regression", "improvement", "neutral", "added", "removed")
 DEFAULT_TIME_THRESHOLD_PCT = 2.0
-_SIDE_COLUMNS = ("grid", "block", "nvtx_range", "device_name", "launches", "rank", "bound")
+# `sol_complete` travels with each side: where false, that side's t_sol is a lower bound, its headroom an upper one.
+_SIDE_COLUMNS = ("grid", "block", "nvtx_range", "device_name", "launches", "rank", "bound", SOL_COMPLETE)
 
 
 def kernel_changes(base_kernels: pd.DataFrame, base_launches: pd.DataFrame, head_kernels: pd.DataFrame,
@@ -77,6 +78,7 @@ def _side(kernels: pd.DataFrame, rows: np.ndarray, metrics: tuple[str, ...] = ME
     picked = frame.reindex(rows).reset_index(drop=True)  # -1 is no label: an all-null row
     for column in ("launches", "rank"):
         picked[column] = picked[column].astype("Int64")
+    picked[SOL_COMPLETE] = picked[SOL_COMPLETE].astype("boolean")
     for column in ("kernel_name", "grid", "block", "nvtx_range", "device_name", "bound"):
         picked[column] = picked[column].astype("string")
     return picked
@@ -105,8 +107,15 @@ def _sort_by_change(table: pd.DataFrame) -> pd.DataFrame:
     return table.loc[order].reset_index(drop=True)
 
 
-def total_changes(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.DataFrame:
-    """Run totals of both sides and their change: one row per TOTAL_METRICS name; null where a side is unknown."""
+def total_changes(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame,
+                  table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Run totals of both sides and their change: one row per TOTAL_METRICS name; null where a side is unknown.
+
+    Given the comparison `table`, where it compares some kernels per launch the totals follow the same rule: each
+    side's sums take those kernels' per-launch amounts (the launch counts stay the real ones), so the heading and
+    the `total:` gates never say -40 % where every row, per launch, says +0 %."""
+    if table is not None and (table["compared"] == COMPARED_PER_LAUNCH).any():
+        base_kernels, head_kernels = (_as_compared(table, side) for side in ("base", "head"))
     before, after = run_totals(base_kernels), run_totals(head_kernels)
     rows = []
     for metric in TOTAL_METRICS:
@@ -119,3 +128,10 @@ def total_changes(base_kernels: pd.DataFrame, head_kernels: pd.DataFrame) -> pd.
 
 def _number(value: object) -> float:
     return float("nan") if value is None else float(value)
+
+
+def _as_compared(table: pd.DataFrame, side: str) -> pd.DataFrame:
+    """One side's kernels as the comparison table holds them (per launch where it compares them so)."""
+    present = (table["verdict"] != ("added" if side == "base" else "removed")).to_numpy(dtype=bool)
+    columns = {column: table[f"{column}_{side}"] for column in (*SUMMED, "launches", SOL_COMPLETE)}
+    return pd.DataFrame(columns)[present].reset_index(drop=True)

@@ -7,9 +7,18 @@ metric, the previous `window` runs give a band:
 - `mad` (default): median ± k · 1.4826 · MAD, where MAD = median(|x - median|); the 1.4826 makes k·MAD·1.4826
   read as k standard deviations for normal noise, so k = 3 is "three sigma", and a minority of old outliers
   (runs before an optimisation that was later reverted, one wild run) does not move the band;
+  when the window holds a level change, only the runs since the last one make the band (below);
 - `minmax`: [min, max] of the window's values. One slow run anywhere in the window widens it to that run: on
   Baseline, Baseline, DivToMult ×3, Baseline the reverted optimisation's +77.8 % sits inside [DivToMult,
   Baseline] and passes, which is why it is not the default (docs/status.md has the measurements).
+
+A level change (`mad` only): the window's runs from position j on form a new level when there are at least two of
+them and every one lies outside the band of the runs before j, on the same side. The latest such j wins, and the
+runs before it are left out of the band. So 1, 1, 1.8, 1.8 then 3.0 is judged against the band of 1.8, 1.8 and
+fails (the whole window's median 1.4 ± 3 · 1.4826 · 0.4 held 3.0); ±2 % noise never puts two runs outside a band
+as wide as its own spread, and one slow run is no level (it needs two). What it does not catch is a slow drift
+(+1 % a run): each step is inside the band of the runs before it. Gate a drift in `compare` against a fixed
+baseline, or with `--window` short enough that the drift adds up to more than the threshold inside it.
 
 The newest value's change is its distance outside the band, signed: `newest - high` above it, `newest - low`
 below it, 0 inside; in percent, that distance over |the band edge crossed|. The gate's grammar and its literal
@@ -23,6 +32,7 @@ outside (same side, beyond the threshold) the band of the `window` runs before t
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,10 +77,36 @@ def bands(window: np.ndarray, options: BandOptions) -> tuple[np.ndarray, np.ndar
     if options.band == "minmax":
         low[known], high[known] = np.nanmin(rows, axis=1), np.nanmax(rows, axis=1)
     else:
+        low[known], high[known] = _mad_band(since_level_change(rows, options), options)
+    return low, high
+
+
+def _mad_band(rows: np.ndarray, options: BandOptions) -> tuple[np.ndarray, np.ndarray]:
+    """median ± k · 1.4826 · MAD per row (NaN where a row knows no value)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN row: its band is NaN
         median = np.nanmedian(rows, axis=1)
         spread = options.k * MAD_TO_SIGMA * np.nanmedian(np.abs(rows - median[:, None]), axis=1)
-        low[known], high[known] = median - spread, median + spread
-    return low, high
+    return median - spread, median + spread
+
+
+def since_level_change(rows: np.ndarray, options: BandOptions) -> np.ndarray:
+    """`rows` (series × runs) with the runs before each row's last level change set to NaN (see the module)."""
+    start = np.zeros(rows.shape[0], dtype=int)
+    for j in range(1, rows.shape[1] - 1):
+        low, high = _mad_band(rows[:, :j], options)
+        after = rows[:, j:]
+        known = ~np.isnan(after)
+        with np.errstate(invalid="ignore"):
+            above = np.where(known, after > high[:, None], True).all(axis=1)
+            below = np.where(known, after < low[:, None], True).all(axis=1)
+        step = (known.sum(axis=1) >= 2) & (above | below) & ~np.isnan(low)
+        start[step] = j
+    if not start.any():
+        return rows
+    kept = rows.copy()
+    kept[np.arange(rows.shape[1])[None, :] < start[:, None]] = np.nan
+    return kept
 
 
 def outside(value, low, high) -> tuple[np.ndarray, np.ndarray]:

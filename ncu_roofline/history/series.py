@@ -12,12 +12,14 @@ import numpy as np
 import pandas as pd
 
 from ..compare.match import match_kernels
-from ..core.vocabulary import AI_COLUMNS, AI_OFF_CHIP
+from ..core.vocabulary import AI_COLUMNS, AI_OFF_CHIP, SOL_COMPLETE
 
 IDENTITY = ("kernel_name", "grid", "block", "nvtx_range", "device_name", "launch_order")
+# `sol_complete` (false: that run's t_sol a lower bound, its headroom an upper bound) travels with the values;
+# a history written before the column reads it as null (unknown), never as complete.
 VALUES = ("time_s", "roofline_fraction", "headroom_s", "bound", *AI_COLUMNS, "flop_per_s", "t_sol_s", "flop_total",
-          "launches")
-NUMERIC = tuple(v for v in VALUES if v != "bound")
+          "launches", SOL_COMPLETE)
+NUMERIC = tuple(v for v in VALUES if v not in ("bound", SOL_COMPLETE))
 
 
 def assign_series(rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -107,6 +109,7 @@ def summarise(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
             table[f"{metric}_change_pct"] = np.where(before != 0, 100.0 * (now - before) / np.abs(before), np.nan)
     table["bound_first"] = first["bound"].astype("string")
     table["bound_newest"] = newest["bound"].reindex(table.index).astype("string")
+    table[f"{SOL_COMPLETE}_newest"] = newest[SOL_COMPLETE].reindex(table.index).astype("boolean")
     impact = table["time_s_change"].abs().fillna(-1.0)
     table = table.assign(_impact=-impact, _name=table["kernel_name"].fillna("").astype(str))
     table = table.sort_values(["_impact", "_name", "launch_order"], kind="stable").drop(columns=["_impact", "_name"])

@@ -3,16 +3,24 @@
 A gate says which change is bad, in the units a reviewer thinks in; it is data, so the Markdown, the JSON and the
 exit code all report the same thing. Grammar (spaces allowed around the operator):
 
-    gate      := [scope ":"] metric op number ["%"]
+    gate      := [scope ":"] metric op number unit
     scope     := "kernel" (the default: every matched kernel at or above --min-time) | "total" (the run's totals)
     metric    := time_s | flop_per_s | roofline_fraction | headroom_s | t_sol_s | flop_total | ai_dram
     op        := ">" | ">=" | "<" | "<="
     number    := a signed decimal, e.g. +5, -0.05, 2.5e-1
+    unit      := "%"                  the relative change in percent, 100 · (head - base) / base (any metric)
+               | "pt"                 points: the absolute change of a fraction (roofline_fraction) in its own
+                                      units, so 0.05pt is five percentage points
+               | the metric's unit    the absolute change head - base: s, ms, us (µs), ns for the `*_s` times;
+                                      FLOP/s with k, M, G, T, P for flop_per_s; FLOP (k...P) for flop_total;
+                                      FLOP/B for ai_dram
 
-The gate fails when `change op number` holds, where change is head - base in the metric's unit, or, with "%",
-the relative change in percent (100 · (head - base) / base). The sign is part of the number and is taken
-literally: `time_s>+5%` fails when time grew by more than 5 %; `roofline_fraction<-0.05` fails when the fraction
-fell by more than 0.05; `total:time_s>-10%` fails unless the run got at least 10 % faster.
+The unit is required: a bare number (`time_s>5`) is refused, because it reads as +5 % to one reader and +5 s to
+another, and a gate misread as +5 s silently passes forever. The sign is part of the number and is taken
+literally: `time_s>+5%` fails when time grew by more than 5 %; `time_s>+50us` when it grew by more than 50 µs;
+`roofline_fraction<-0.05pt` when the fraction fell by more than 0.05; `total:time_s>-10%` fails unless the run
+got at least 10 % faster. `Gate.threshold` holds percent for `%`, else the metric's base unit (seconds, FLOP/s,
+FLOP, FLOP/B, a fraction).
 
 A change that cannot be computed (a metric unknown in either run, or a relative change from zero) is skipped,
 never counted as a pass or a failure; kernels found in only one run have no change, so only the total gates see
@@ -24,6 +32,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal
 
@@ -40,9 +49,28 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 }
 _GATE = re.compile(
     r"^\s*(?:(?P<scope>[A-Za-z]+)\s*:)?\s*(?P<metric>[A-Za-z_0-9]+)\s*(?P<op>>=|<=|>|<)\s*"
-    r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<pct>%)?\s*$"
+    r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>%|[A-Za-zµ/]+)?\s*$"
 )
-EXAMPLE = "'time_s>+5%', 'roofline_fraction<-0.05', 'total:time_s>+2%'"
+EXAMPLE = "'time_s>+5%', 'time_s>+50us', 'roofline_fraction<-0.05pt', 'total:time_s>+2%'"
+
+# What each gate metric measures; a metric added to GATE_METRICS needs a line here only when its name does not
+# end in `_s` (every `*_s` metric but a rate is a time in seconds).
+DIMENSIONS = {"flop_per_s": "rate", "flop_total": "count", AI_OFF_CHIP: "intensity", "roofline_fraction": "fraction"}
+_PREFIXES = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+UNITS: dict[str, dict[str, float]] = {  # dimension -> unit spelling -> factor to the metric's base unit
+    "time": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9},
+    "rate": {f"{p}FLOP/s": f for p, f in _PREFIXES.items()},
+    "count": {f"{p}FLOP": f for p, f in _PREFIXES.items()},
+    "intensity": {"FLOP/B": 1.0},
+    "fraction": {"pt": 1.0},
+}
+_SPELLED = {"time": "+50us", "rate": "-1TFLOP/s", "count": "+1GFLOP", "intensity": "-0.5FLOP/B",
+            "fraction": "<-0.05pt"}
+
+
+def dimension(metric: str) -> str:
+    """What a gate metric measures: a key of UNITS."""
+    return DIMENSIONS.get(metric, "time" if metric.endswith("_s") else "fraction")
 
 
 @dataclass(frozen=True)
@@ -53,8 +81,9 @@ class Gate:
     scope: Literal["kernel", "total"]
     metric: str
     op: str
-    threshold: float  # percent when `relative`, else the metric's own unit
+    threshold: float  # percent when `relative`, else the metric's base unit (seconds, FLOP/s, ...)
     relative: bool
+    unit: str = "%"  # as written: "%", "pt" or the metric's unit ("us", "GFLOP/s", ...)
 
     def fails(self, change: float, change_pct: float) -> bool | None:
         """True when the change is beyond the threshold, False when not, None when it cannot be judged."""
@@ -94,18 +123,35 @@ def parse_gate(text: str) -> Gate:
     """Parse one expression; a malformed one is an InputError that shows the grammar by example."""
     match = _GATE.match(text or "")
     if not match:
-        raise InputError(None, f"--fail-on {text!r}: expected [total:]METRIC(>|<)NUMBER[%], e.g. {EXAMPLE}")
+        raise InputError(None, f"--fail-on {text!r}: expected [total:]METRIC(>|<)NUMBER UNIT, e.g. {EXAMPLE}")
     scope = (match["scope"] or "kernel").lower()
     if scope not in {"kernel", "total"}:
         raise InputError(None, f"--fail-on {text!r}: scope must be 'kernel' or 'total', not {match['scope']!r}")
     metric = match["metric"]
     if metric not in GATE_METRICS:
         raise InputError(None, f"--fail-on {text!r}: unknown metric {metric!r}; choose from {', '.join(GATE_METRICS)}")
-    threshold = float(match["number"])
+    number, unit = match["number"], match["unit"]
+    threshold = float(number)
     if not math.isfinite(threshold):  # "1e999" overflows to inf, which no change can pass
-        raise InputError(None, f"--fail-on {text!r}: the threshold {match['number']} is beyond any finite number")
-    return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=threshold,
-                relative=bool(match["pct"]))
+        raise InputError(None, f"--fail-on {text!r}: the threshold {number} is beyond any finite number")
+    kind = dimension(metric)
+    spellings = (f"'{metric}<-5%' (percent) or '{metric}{_SPELLED[kind]}' (points)" if kind == "fraction" else
+                 f"'{metric}>+5%' (percent), '{metric}>{_SPELLED[kind]}' (a value with its unit) or points for a "
+                 "fraction ('roofline_fraction<-0.05pt')")
+    if unit is None:
+        raise InputError(None, f"--fail-on {text!r}: {number} has no unit, and a bare number is refused (+5 % or "
+                               f"+5 s?); write {spellings}")
+    if unit == "%":
+        return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=threshold,
+                    relative=True)
+    known = UNITS[kind]
+    factor = known.get(unit, known.get(unit.replace("flop", "FLOP")))
+    if factor is None:
+        raise InputError(None, f"--fail-on {text!r}: {unit!r} is not a unit of {metric}; write {spellings}, or "
+                               f"use one of {', '.join(['%', *known])}")
+    threshold = float(Decimal(number) * Decimal(repr(factor)))  # 50us is 5e-05 s exactly, not 4.9999e-05
+    return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=threshold, relative=False,
+                unit=unit)
 
 
 def parse_gates(texts: Iterable[str]) -> list[Gate]:

@@ -63,16 +63,23 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame,
                      max_clock_hz: float | None = None) -> tuple[int, list[str]]:
     """How many kernels have no speed of light, and why: the launches without one, counted per cause (a kernel's
     headroom is unknown as soon as one of its launches' is)."""
-    unknown = kernels["t_sol_s"].isna().to_numpy() if len(kernels) else np.zeros(0, dtype=bool)
+    unknown = unplaced(kernels) if len(kernels) else np.zeros(0, dtype=bool)
     if not unknown.any():
         return 0, []
-    rows = launches[launches["t_sol_s"].isna().to_numpy()]
+    rows = launches[unplaced(launches)]
     counted = rows[[*WORK_COLUMNS, *TRAFFIC_COLUMNS]].notna().any(axis=1).to_numpy()
     # a launch row aligned by name holds no values of its own: its kernel's sums tell the cause
     placeholder = is_by_name(rows["status"]) & ~counted
     rows, counted = rows[~placeholder], counted[~placeholder]
-    weight = rows["launches"].to_numpy(dtype=np.int64)
     reasons = []
+    untimed = rows["time_s"].isna().to_numpy()
+    if untimed.any():  # one part of a split capture (one metric per file) has counters and roofs but no duration
+        reasons.append(f"{int(rows['launches'].to_numpy(dtype=np.int64)[untimed].sum())} launch(es) have no kernel "
+                       "duration: the capture lacks the time counter (one part of a split capture? analyze the "
+                       "folder holding all its parts)")
+        timed = ~untimed & rows["t_sol_s"].isna().to_numpy()
+        rows, counted = rows[timed], counted[timed]
+    weight = rows["launches"].to_numpy(dtype=np.int64)
     if (~counted).any():
         reasons.append(f"{int(weight[~counted].sum())} launch(es) have no FLOP or byte counters (collect them: "
                        f"{REPORT_COLLECT}, or see `ncu-roofline metrics`)")
@@ -89,6 +96,12 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame,
         reasons.append(f"{int(weight[other].sum())} launch(es) have counters but no roof for them ({', '.join(where)}:"
                        " pass --gpu NAME or --ceilings FILE.toml)")
     return int(unknown.sum()), reasons
+
+
+def unplaced(rows: pd.DataFrame) -> np.ndarray:
+    """Rows (kernels or launches) that cannot be placed on a roofline: no speed of light, or no time to set it
+    against (then the roofline fraction and headroom are unknown too)."""
+    return (rows["t_sol_s"].isna() | rows["time_s"].isna()).to_numpy()
 
 
 def _candidates(capabilities: pd.Series, max_clock_hz: float | None = None) -> str:

@@ -29,7 +29,7 @@ from .evaluate import attach_roofs, derive_launches, place_launches, refuse_with
 from .group import filter_nvtx, group_keys, group_launches
 from .limiter import group_limiters, limiter_settings
 from .rank import rank_kernels
-from .run_notes import gap_notes, limiter_notes, ncu_agreement_note, nothing_placed_message, unplaced_note
+from .run_notes import gap_notes, limiter_notes, ncu_agreement_note, nothing_placed_message, unplaced, unplaced_note
 from .validity import flag_invalid_values, invalid_value_notes
 
 GroupBy = Literal["kernel", "nvtx", "op"]
@@ -206,7 +206,10 @@ def speed_of_light(run: Run) -> Run:
 
 def group(run: Run) -> Run:
     """Kernel groups (name and launch shape; or per NVTX range; or per PyTorch operator): sums of their launch
-    rows, ratios of those sums (group.py)."""
+    rows, ratios of those sums (group.py). Grouping by ranges that the capture does not record is refused: it would
+    silently be the kernel grouping under another name."""
+    if run.options.group_by != "kernel":
+        _refuse_without_ranges(run)
     if run.options.group_by == "op":
         from .torch_ranges import group_by_op
 
@@ -216,12 +219,25 @@ def group(run: Run) -> Run:
     return replace(run, kernels=group_limiters(kernels, run.catalogue))
 
 
+def _refuse_without_ranges(run: Run) -> None:
+    from .torch_ranges import op_label
+
+    paths = run.evaluated["nvtx_range"].dropna().astype(str) if "nvtx_range" in run.evaluated else pd.Series([])
+    where = run.files[0] if len(run.files) == 1 else None
+    if not (paths != "").any():
+        raise InputError(where, f"--group-by {run.options.group_by}: the capture records no NVTX ranges (profile "
+                                "with `ncu --nvtx`, and the ranges pushed by the application or emit_nvtx())")
+    if run.options.group_by == "op" and not any(op_label(p) for p in paths.unique()):
+        raise InputError(where, "--group-by op: the capture's NVTX ranges name no PyTorch operator (profile under "
+                                "torch.autograd.profiler.emit_nvtx(), docs/pytorch-ops.md)")
+
+
 def rank(run: Run) -> Run:
     """Kernel groups by summed headroom, the most recoverable time first; a run where no kernel can be placed on
     a roofline is refused, unless an empty analysis is allowed."""
     identity = [c for c in KERNEL_IDENTITY if c in run.kernels]
     kernels = rank_kernels(run.kernels[identity + list(RESULT_COLUMNS) + list(LIMITER_COLUMNS)])
-    if not run.allow_empty and len(kernels) and kernels["t_sol_s"].isna().all():
+    if not run.allow_empty and len(kernels) and unplaced(kernels).all():
         raise InputError(run.files[0] if len(run.files) == 1 else None,
                          nothing_placed_message(kernels, run.evaluated, _max_clock_hz(run.raw, run.catalogue)))
     return replace(run, kernels=kernels)

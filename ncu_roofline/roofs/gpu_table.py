@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -251,9 +252,11 @@ class UnknownGpuError(InputError):
             text = (f"{why or 'ambiguous GPU name'} {name!r} names a family; its table rows ({rows}) have different "
                     "roofs: pass --gpu with the exact row if one is your GPU, else --ceilings FILE.toml")
         else:
-            text = (f"{why or 'no ceiling table entry for GPU'} {name!r} (no other GPU's roofs are used in its place); "
-                    f"write its roofs with `ncu-roofline ceilings template {name!r}` and pass --ceilings FILE.toml, "
-                    "or --gpu NAME if it is a row of `ncu-roofline ceilings`")
+            report = shlex.quote(str(path)) if path else "REPORT"
+            text = (f"{why or 'no ceiling table entry for GPU'} {name!r}: write its roofs with `ncu-roofline "
+                    f"ceilings template {name!r} --from {report} > FILE.toml` (prefilled from the report's own "
+                    "peaks) and pass --ceilings FILE.toml; no other GPU's roofs are used in its place (the "
+                    "table's rows are not the same GPU), --gpu NAME only if it is a row of `ncu-roofline ceilings`")
         super().__init__(path, text)
 
 

@@ -20,7 +20,15 @@ def precision_view(kernels: pd.DataFrame, precision: str) -> pd.DataFrame:
     if precision not in PRECISIONS:
         raise InputError(None, f"--precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     view = kernels.copy()
-    work = pd.to_numeric(view.get(flop_column(precision)), errors="coerce").astype(float)
+    work = pd.to_numeric(view.get(flop_column(precision), pd.Series(np.nan, index=view.index)),
+                         errors="coerce").astype(float)
+    if not (work > 0).any():  # a chart of no work over another precision's roof would look like an answer
+        from .chart import used_precisions
+
+        executed = used_precisions(kernels)
+        raise InputError(None, f"--precision {precision}: the capture counts no {precision.upper()} FLOPs in any "
+                               f"kernel ({'not collected' if work.isna().all() else 'zero everywhere'}); it executes "
+                               + (", ".join(executed) if executed else "no counted FLOPs at all"))
     for other in PRECISIONS:
         if other != precision and flop_column(other) in view:
             view[flop_column(other)] = 0.0

@@ -18,13 +18,14 @@ from ..numbers import format_si as fmt_si
 from ..safe_text import for_terminal
 from .markdown import (
     app_lines,
-    change_text,
+    bound_text,
     match_text,
+    partial_legend,
     per_launch_sentence,
+    points_change_text,
     short_dims,
     signed_pct,
-    signed_points,
-    signed_si,
+    signed_value,
 )
 
 VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "dim", "added": "cyan",
@@ -45,14 +46,14 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
     its shape, grid×block, and only there."""
     base_label, head_label = labels
     time = totals.loc["time_s"]
-    title = (f"{base_label} → {head_label}: GPU time {fmt_si(time['base'], 's')} → {fmt_si(time['head'], 's')} "
+    per_launch = " (per launch where launch counts differ)" if (kernels["compared"] == "per_launch").any() else ""
+    title = (f"{base_label} → {head_label}: GPU time{per_launch} {fmt_si(time['base'], 's')} → "
+             f"{fmt_si(time['head'], 's')} "
              f"({signed_pct(time['change_pct'])}) — top {min(top, len(kernels))} by time change")
     rows, full, grids, blocks = [], [], [], []
     for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
         side = "base" if row.verdict == "removed" else "head"
-        bound = change_text(row.bound_base, row.bound_head)
-        if row.verdict in ("added", "removed"):
-            bound = change_text(getattr(row, f"bound_{side}"), getattr(row, f"bound_{side}"))
+        bound = bound_text(row)
         verdict = str(row.verdict)
         full.append(str(row.kernel_name))
         grids.append(getattr(row, f"grid_{side}"))
@@ -61,7 +62,7 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
             str(rank), "", f"[{VERDICT_STYLES.get(verdict, '')}]{verdict}[/]"
             + (" [red]✗ gate[/]" if row.gates_failed else ""),
             f"{signed_pct(row.time_s_change_pct)}" if not pd.isna(row.time_s_change) else "—",
-            signed_points(row.roofline_fraction_change), fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
+            points_change_text(row), fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
             signed_pct(row.flop_per_s_change_pct), bound, match_text(row)])
     grids, blocks = [short_dims(g) for g in grids], [short_dims(b) for b in blocks]
 
@@ -84,7 +85,7 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
         detail = ""
         if result.failures:
             names = [("total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"]))))
-                     + f" {signed_pct(f['change_pct']) if gate.relative else signed_si(f['change'], '')}"
+                     + f" {signed_pct(f['change_pct']) if gate.relative else signed_value(gate.metric, f['change'])}"
                      for f in result.failures[:3]]
             detail = ": " + ", ".join(names) + (f" and {len(result.failures) - 3} more"
                                                 if len(result.failures) > 3 else "")
@@ -104,6 +105,9 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
     if top:
         print_table(console, comparison_table(kernels, totals, info["labels"], top=top, width=console.width,
                                               wide=wide), wide=wide)
+    legend = partial_legend(kernels.head(top))
+    if legend:
+        console.print(legend, markup=False, highlight=False)
     for line in app_lines(kernels, totals, top=top):  # --nsys on both sides: the change over the whole run
         console.print(for_terminal(line), markup=False, highlight=False)
     per_launch = per_launch_sentence(kernels)

@@ -44,7 +44,7 @@ def gate_record(result: GateResult, *, must_judge: bool = True) -> dict[str, Any
     gate = result.gate
     return {
         "expression": gate.text, "scope": gate.scope, "metric": gate.metric, "op": gate.op,
-        "threshold": gate.threshold, "relative": gate.relative,
+        "threshold": gate.threshold, "relative": gate.relative, "unit": gate.unit,
         "passed": result.passed and (result.judged or not must_judge),
         "checked": result.checked, "skipped": result.skipped,
         "failures": [{k: clean(v) for k, v in failure.items()} for failure in result.failures],

@@ -16,6 +16,7 @@ from ...core.vocabulary import AI_OFF_CHIP
 from ...pipeline.gates import GateResult
 from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
+from ..numbers import incomplete, lower_bound, unproven, upper_bound
 from ..numbers import pct as _pct
 from ..numbers import signed_pct
 from ..safe_text import for_markdown_code, for_terminal
@@ -27,6 +28,18 @@ _TOTAL_ROWS = (("time_s", "GPU time", "s"), ("headroom_s", "headroom (recoverabl
                ("flop_total", "FLOPs", "FLOP"), ("flop_per_s", "FLOP/s", "FLOP/s"),
                ("roofline_fraction", "of roof (Σt_sol / Σtime)", None), ("kernels", "kernels", ""),
                ("launches", "launches", ""))
+
+
+_BOUNDED_TOTALS = {"headroom_s": upper_bound, "roofline_fraction": lower_bound}
+
+
+def _bounded_total(cells: tuple[str, ...], metric: str, partial: pd.Series) -> tuple[str, ...]:
+    """A run's headroom total '≤ …' and its fraction '≥ …' where some of its kernels' speed of light lacks terms;
+    the change between such totals is unproven ('?')."""
+    mark = _BOUNDED_TOTALS[metric]
+    base, head = (mark(text, not value) for text, value in zip(cells[:2], (partial["base"], partial["head"])))
+    change = cells[2] + ("?" if (partial["base"] or partial["head"]) and cells[2] != "—" else "")
+    return base, head, change
 
 
 def signed_si(value: float, unit: str) -> str:
@@ -65,14 +78,18 @@ def gate_outcome(result: GateResult, *, must_judge: bool = True) -> str:
     return "❌ fail"
 
 
-def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10) -> str:
-    """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...)."""
+def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10,
+                        chart: str | None = None) -> str:
+    """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...).
+    `chart`: the chart's address (`--chart-url`, or a path relative to the summary), shown right under the gates,
+    inline when it is an image."""
     base_label, head_label = info["labels"]
     lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
              f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
              f"Ceilings: {for_terminal(', '.join(info['ceiling_sources']) or 'none')}. "
              f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}.",
              "", "| total | base | head | change |", "|---|---:|---:|---:|"]
+    partial = totals.loc["kernels_upper_bound"] if "kernels_upper_bound" in totals.index else None
     for metric, label, unit in _TOTAL_ROWS:
         row = totals.loc[metric]
         if unit is None:
@@ -82,11 +99,16 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
         else:
             cells = (fmt_si(row["base"], unit), fmt_si(row["head"], unit),
                      f"{signed_si(row['change'], unit)} ({signed_pct(row['change_pct'])})")
+        if partial is not None and metric in _BOUNDED_TOTALS:
+            cells = _bounded_total(cells, metric, partial)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     if info["warnings"]:
         lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
     lines += _gate_section(info["gates"])
+    if chart:
+        image = chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
+        lines += ["", f"![before → after roofline]({chart})" if image else f"Chart: [{chart}]({chart})"]
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         lines += ["", per_launch]
@@ -179,7 +201,9 @@ def value_text(metric: str, value: float) -> str:
 
 
 def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
-    matched = kernels[kernels["match"].notna()].head(top)
+    matched = kernels[kernels["match"].notna()]
+    failed = matched["gates_failed"].fillna("").astype(str) != ""
+    matched = pd.concat([matched[failed], matched[~failed]]).head(top)  # what failed the job first
     if not len(matched):
         return []
     lines = ["", f"### Top {len(matched)} kernels by time change", "", *_compact_kernels(matched), "",
@@ -190,7 +214,7 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
         shape = launch_shape(row.grid_head, row.block_head)
         if row.match == "name_only":
             shape = f"{launch_shape(row.grid_base, row.block_base)} → {shape}"
-        bound = change_text(row.bound_base, row.bound_head)
+        bound = bound_text(row)
         verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict))
         if row.gates_failed:
             verdict += f" (fails {for_markdown_code(row.gates_failed, table_cell=True)})"
@@ -199,9 +223,10 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
             f"{_cell(for_terminal(shape))} | {verdict} | "
             f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} | "
             f"{signed_si(row.time_s_change, 's')} ({signed_pct(row.time_s_change_pct)}) | "
-            f"{signed_pct(row.flop_per_s_change_pct)} | {_pct(row.roofline_fraction_base)} → "
-            f"{_pct(row.roofline_fraction_head)} | {_cell(bound)} | {_cell(match_text(row))} |")
-    return [*lines, "", "</details>"]
+            f"{signed_pct(row.flop_per_s_change_pct)} | {fraction_text(row, 'base')} → "
+            f"{fraction_text(row, 'head')} | {_cell(bound)} | {_cell(match_text(row))} |")
+    legend = partial_legend(matched)
+    return [*lines, "", "</details>", *(["", legend] if legend else [])]
 
 
 def short_dims(value: object) -> str | None:
@@ -226,7 +251,7 @@ def _compact_kernels(matched: pd.DataFrame) -> list[str]:
     for rank, (row, name) in enumerate(zip(matched.itertuples(index=False), names), start=1):
         verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict)) + (" ✗ gate" if row.gates_failed else "")
         lines.append(f"| {rank} | {for_markdown_code(name, table_cell=True)} | {verdict} | "
-                     f"{signed_pct(row.time_s_change_pct)} | {signed_points(row.roofline_fraction_change)} | "
+                     f"{signed_pct(row.time_s_change_pct)} | {points_change_text(row)} | "
                      f"{fmt_si(row.time_s_base, 's')} → {fmt_si(row.time_s_head, 's')} |")
     return lines
 
@@ -253,6 +278,42 @@ def per_launch_sentence(kernels: pd.DataFrame) -> str:
     noun = "1 kernel: its" if count == 1 else f"{count} kernels: their"
     return (f"Launch counts differ for {noun} time, FLOPs, speed of light and headroom are compared and gated per "
             "launch (`--totals` judges summed time).")
+
+
+def side_complete(row: Any, side: str) -> object:
+    """A side's `sol_complete` (None where the table predates the column: read as complete)."""
+    return getattr(row, f"sol_complete_{side}", None)
+
+
+def fraction_text(row: Any, side: str) -> str:
+    """One side's roofline fraction, '≥ 32.5%' where that side's speed of light lacks terms (as analyze prints)."""
+    return lower_bound(_pct(getattr(row, f"roofline_fraction_{side}")), side_complete(row, side))
+
+
+def points_change_text(row: Any) -> str:
+    """Δ of roof in points, '-3.0 pt?' where either side's fraction is only a lower bound (the change is unproven)."""
+    text = signed_points(row.roofline_fraction_change)
+    either = incomplete(side_complete(row, "base")) or incomplete(side_complete(row, "head"))
+    return text + "?" if either and text != "—" else text
+
+
+def partial_legend(kernels: pd.DataFrame) -> str:
+    """What `≥` and `?` mean, where a listed kernel's speed of light lacks terms on either side; else ''."""
+    sides = [kernels[c] for c in ("sol_complete_base", "sol_complete_head") if c in kernels]
+    if not any(incomplete(v) for side in sides for v in side.tolist()):
+        return ""
+    return ("≥ of roof, bound?, Δ of roof?: that run's speed of light lacks terms that were not counted, so its "
+            "roofline fraction is a lower bound and its bound unproven (see status)")
+
+
+def bound_text(row: Any) -> str:
+    """'dram', 'l2? → dram': each side's bound, unproven ('?') where its speed of light lacks terms; an added or
+    removed kernel shows its one side."""
+    sides = {side: "—" if pd.isna(getattr(row, f"bound_{side}")) else
+             unproven(str(getattr(row, f"bound_{side}")), side_complete(row, side)) for side in ("base", "head")}
+    if row.verdict in ("added", "removed"):
+        return sides["base" if row.verdict == "removed" else "head"]
+    return change_text(sides["base"], sides["head"])
 
 
 def change_text(before: object, after: object) -> str:

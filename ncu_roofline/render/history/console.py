@@ -20,7 +20,6 @@ from ...pipeline.gates import GateResult
 from ..analysis.console import print_table
 from ..compare.console import short_dims
 from ..compare.markdown import (
-    change_text,
     signed_pct,
     signed_points,
     signed_value,
@@ -28,22 +27,68 @@ from ..compare.markdown import (
 )
 from ..fit import Col, fit_table
 from ..numbers import format_si as fmt_si
-from ..numbers import missing
+from ..numbers import incomplete, missing, unproven
 from ..safe_text import for_terminal
 
 SPARKS = "▁▂▃▄▅▆▇█"
 SPARK_RUNS = 30  # the newest runs drawn in a sparkline: a table cell, not a chart
 
 
-def sparkline(values: np.ndarray) -> str:
-    """One character per run, scaled between the series' own min and max; a space where the kernel was absent."""
+def sparkline(values: np.ndarray, scale: tuple[float, float] | None = None) -> str:
+    """One character per run, a space where the kernel was absent. With `scale` (from `spark_scale`) each value is
+    drawn as its ratio to the series' median on the table's one scale, so ±1 % jitter stays low beside a 14 % drop;
+    without, between the series' own min and max."""
     known = values[~np.isnan(values)]
     if not len(known):
         return ""
-    low, high = float(known.min()), float(known.max())
+    if scale is not None:
+        values, (low, high) = values / float(np.median(known)), scale
+    else:
+        low, high = float(known.min()), float(known.max())
     span = high - low
-    return "".join(" " if math.isnan(v) else SPARKS[0 if span == 0 else min(len(SPARKS) - 1, int(
-        (v - low) / span * (len(SPARKS) - 1) + 0.5))] for v in values)
+    return "".join(" " if math.isnan(v) else SPARKS[0 if span <= 0 else max(0, min(len(SPARKS) - 1, int(
+        (v - low) / span * (len(SPARKS) - 1) + 0.5)))] for v in values)
+
+
+def newest_bound_text(row) -> str:
+    """'dram', 'fp32 → dram?': the first and newest bound, the newest unproven where that run's speed of light
+    lacks terms (`sol_complete_newest` false)."""
+    first, last = ("—" if pd.isna(v) else str(v) for v in (row.bound_first, row.bound_newest))
+    newest = unproven(last, _newest_complete(row))
+    return newest if first == last else f"{first} → {newest}"
+
+
+def newest_points_text(row) -> str:
+    """Δ of roof in points, '?' where the newest fraction is only a lower bound."""
+    text = signed_points(row.roofline_fraction_change)
+    return text + "?" if incomplete(_newest_complete(row)) and text != "—" else text
+
+
+def _newest_complete(row) -> object:
+    value = getattr(row, "sol_complete_newest", None)
+    return None if value is None or pd.isna(value) else bool(value)
+
+
+def spark_scale(series: list[np.ndarray]) -> tuple[float, float]:
+    """The table's one sparkline scale: the lowest and highest ratio of a value to its series' median."""
+    ratios = [v[~np.isnan(v)] / np.median(v[~np.isnan(v)]) for v in series if (~np.isnan(v)).any()]
+    if not ratios:
+        return 1.0, 1.0
+    joined = np.concatenate(ratios)
+    joined = joined[np.isfinite(joined)]
+    return (float(joined.min()), float(joined.max())) if len(joined) else (1.0, 1.0)
+
+
+def spark_legend(scale: tuple[float, float]) -> str:
+    """'one scale: -14.0% … +1.0% of each kernel's median'."""
+    low, high = scale
+    return f"one scale: {signed_pct(100 * (low - 1))} … {signed_pct(100 * (high - 1))} of each kernel's median"
+
+
+def spark_values(summary: pd.DataFrame, time_wide: pd.DataFrame, top: int) -> list[np.ndarray]:
+    """The last SPARK_RUNS times of each listed kernel (empty where it has none)."""
+    return [time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] if row.series_id in time_wide.index
+            else np.array([]) for row in summary.head(top).itertuples(index=False)]
 
 
 def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, top: int = 10,
@@ -51,19 +96,20 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
     """`summary` rows (largest time change first), `time_wide` (series × run index) for the sparklines, in
     `width` columns: the rank, a distinct name and Δ time (the sort key, in %) are kept, the others give way."""
     spark_title = f"time ({runs} runs)" if runs <= SPARK_RUNS else f"time (last {SPARK_RUNS} of {runs} runs)"
+    series = spark_values(summary, time_wide, top)
+    scale = spark_scale(series)
     columns = (Col("#"), Col("kernel", "left"), Col("Δ time", legend="Δ time: newest against the median before"),
-               Col("newest", drop=6), Col("median before", drop=3), Col(spark_title, "left", drop=5),
+               Col("newest", drop=6), Col("median before", drop=3),
+               Col(spark_title, "left", drop=5, legend=f"{spark_title}: {spark_legend(scale)}"),
                Col("Δ of roof", drop=4), Col("bound", "left", drop=2), Col("runs", drop=1))
     rows, full, grids, blocks = [], [], [], []
-    for rank, row in enumerate(summary.head(top).itertuples(index=False), start=1):
-        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
-            if row.series_id in time_wide.index else np.array([])
+    for rank, (row, values) in enumerate(zip(summary.head(top).itertuples(index=False), series), start=1):
         full.append(str(row.kernel_name))
         grids.append(short_dims(row.grid))
         blocks.append(short_dims(row.block))
         rows.append([str(rank), "", signed_pct(row.time_s_change_pct), fmt_si(row.time_s_newest, "s"),
-                     fmt_si(row.time_s_median_before, "s"), sparkline(values),
-                     signed_points(row.roofline_fraction_change), change_text(row.bound_first, row.bound_newest),
+                     fmt_si(row.time_s_median_before, "s"), sparkline(values, scale),
+                     newest_points_text(row), newest_bound_text(row),
                      str(row.runs)])
 
     def names(max_len: int) -> list[str]:

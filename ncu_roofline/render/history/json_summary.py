@@ -8,14 +8,14 @@ from typing import Any
 
 import pandas as pd
 
-from ...core.vocabulary import AI_COLUMNS
+from ...core.vocabulary import AI_COLUMNS, SOL_COMPLETE
 from ...pipeline.gates import GateResult
 from ..compare.json_summary import gate_record
 from ..jsonout import JSON_SCHEMA_VERSION, clean, records
 
 HISTORY_KIND = "history"
 SERIES_FIELDS = ("run_id", "time_s", "roofline_fraction", "headroom_s", "bound", *AI_COLUMNS, "flop_per_s",
-                 "launches")
+                 "launches", SOL_COMPLETE)
 
 
 def history_payload(runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, gates: list[GateResult], *,

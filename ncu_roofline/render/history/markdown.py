@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from ...pipeline.gates import GateResult
-from ..compare.markdown import change_text, gate_outcome, kernel_label, signed_pct, signed_points
+from ..compare.markdown import gate_outcome, kernel_label, signed_pct
 from ..numbers import format_si as fmt_si
-from .console import SPARK_RUNS, failure_text, sparkline
+from .console import (
+    SPARK_RUNS,
+    failure_text,
+    newest_bound_text,
+    newest_points_text,
+    spark_legend,
+    spark_scale,
+    spark_values,
+    sparkline,
+)
 
 
 def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *,
@@ -22,22 +33,25 @@ def history_markdown(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list
                 f" {failure_text(result.gate, f, '`')}" for f in result.failures[:5]) or "—"
             lines.append(f"| `{result.gate.text}` | {gate_outcome(result, must_judge=False)} | {result.checked} | {failing} |")
         lines.append("")
-        lines += _passed_yet_moved(summary, gates)
+        band = json.loads(metadata.get("ncu_roofline.history.options", "{}") or "{}").get("band", "mad")
+        lines += _passed_yet_moved(summary, gates, band)
     spark = "runs" if runs <= SPARK_RUNS else f"the last {SPARK_RUNS} runs"
+    series = spark_values(summary, time_wide, top)
+    scale = spark_scale(series)
     lines += [f"| kernel | runs | time over {spark} | median before | newest | Δ time | Δ of roof | bound |",
               "|---|---:|---|---:|---:|---:|---:|---|"]
-    for row in summary.head(top).itertuples(index=False):
-        values = time_wide.loc[row.series_id].to_numpy(dtype="float64")[-SPARK_RUNS:] \
-            if row.series_id in time_wide.index else []
+    for row, values in zip(summary.head(top).itertuples(index=False), series):
         lines.append(f"| {kernel_label(row.kernel_name, row.grid, row.block)} | {row.runs} | "
-                     f"`{sparkline(values) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
+                     f"`{sparkline(values, scale) if len(values) else ''}` | {fmt_si(row.time_s_median_before, 's')} | "
                      f"{fmt_si(row.time_s_newest, 's')} | {signed_pct(row.time_s_change_pct)} | "
-                     f"{signed_points(row.roofline_fraction_change)} | "
-                     f"{change_text(row.bound_first, row.bound_newest)} |")
+                     f"{newest_points_text(row)} | "
+                     f"{newest_bound_text(row)} |")
+    if len(series):
+        lines += ["", f"Time over {spark}: {spark_legend(scale)}."]
     return "\n".join(lines) + "\n"
 
 
-def _passed_yet_moved(summary: pd.DataFrame, gates: list[GateResult]) -> list[str]:
+def _passed_yet_moved(summary: pd.DataFrame, gates: list[GateResult], band: str = "mad") -> list[str]:
     """A passing relative time gate above a kernel whose newest time moved beyond its threshold from the median of
     the earlier runs: the band was widened by earlier runs as slow (a `--band minmax` window holding the runs
     before a reverted optimisation). Said, so that "pass" never stands alone above such a change."""
@@ -50,8 +64,11 @@ def _passed_yet_moved(summary: pd.DataFrame, gates: list[GateResult]) -> list[st
         moved = [row for row in summary.itertuples(index=False)
                  if not pd.isna(row.time_s_change_pct) and gate.fails(row.time_s_change, row.time_s_change_pct)]
         for row in moved[:5]:
+            why = ("`--band minmax` spans the window's slowest and fastest runs; the default `--band mad` judges "
+                   "it against the median" if band == "minmax" else
+                   "the runs it was judged against spread that wide")
             lines.append(f"⚠️ {kernel_label(row.kernel_name, row.grid, row.block)} is "
                          f"{signed_pct(row.time_s_change_pct)} against the median of its earlier runs, beyond "
-                         f"`{gate.text}`, but inside the band: earlier runs in the window were as far off. "
-                         "The default `--band mad` judges it against the median.")
+                         f"`{gate.text}`, but inside the band {fmt_si(row.band_low, 's')} – "
+                         f"{fmt_si(row.band_high, 's')}: {why}.")
     return [*lines, ""] if lines else []
