@@ -111,7 +111,7 @@ class Analysis:
 
     def json(self, *, top: int | None = None) -> str:
         """The JSON summary (docs/json-schema.md)."""
-        from .render.jsonout import analysis_json
+        from .render.analysis.json_summary import analysis_json
 
         return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points,
                              app=self.app.summary(top=top) if self.app is not None else None)

@@ -242,7 +242,7 @@ def test_no_ncu_metric_name_outside_readers_and_metrics():
 
 # ------------------------------------------------------------------------------------------------- altair
 
-ALTAIR_ALLOWED = {"render.vegalite"}  # as_altair: the spec as an Altair chart, for notebooks
+ALTAIR_ALLOWED = {"render.chart.vegalite"}  # as_altair: the spec as an Altair chart, for notebooks
 
 
 def altair_imports(path: Path) -> list[int]:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.render import chart_files
+from ncu_roofline.render.chart import chart_files
 from ncu_roofline.core import files as files_module
 from ncu_roofline.render.analysis.chart import (
     BARS_WIDTH_PX,
@@ -27,7 +27,7 @@ from ncu_roofline.render.analysis.chart import (
     roofline_spec,
     shared_peaks,
 )
-from ncu_roofline.render.chart_files import spec_text, write_chart
+from ncu_roofline.render.chart.chart_files import spec_text, write_chart
 from ncu_roofline.core.kernel_names import short_kernel_name
 
 # An A100-like GPU: the values the roofs must carry.

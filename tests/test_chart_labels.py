@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
-from ncu_roofline.render.chart_files import write_chart
-from ncu_roofline.render.layout import domains, off_scale_ranks
-from ncu_roofline.render.analysis.tooltips import time_unit
+from ncu_roofline.render.chart.chart_files import write_chart
+from ncu_roofline.render.chart.layout import domains, off_scale_ranks
+from ncu_roofline.render.chart.tooltips import time_unit
 from ncu_roofline.core.kernel_labels import display_name, distinct_labels, fold_inputs
 
 SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples"

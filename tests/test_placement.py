@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ncu_roofline.render.placement import Board, Plot, box, overlaps, place_rank
+from ncu_roofline.render.chart.placement import Board, Plot, box, overlaps, place_rank
 
 
 def brute_force_free(plot: Plot, discs: list[tuple[float, float, float]], placed: list[np.ndarray],

@@ -17,7 +17,7 @@ import ncu_roofline
 from ncu_roofline.core.errors import InputError
 from ncu_roofline.core.status import status_in_words
 from ncu_roofline.render.analysis.console import kernel_summary_table, note_lines
-from ncu_roofline.render.fit import MIN_NAME
+from ncu_roofline.render.text.fit import MIN_NAME
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXAMPLE = FIXTURES / "example_h100_raw.csv"

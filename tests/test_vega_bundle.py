@@ -9,8 +9,8 @@ import pytest
 import vl_convert
 
 from ncu_roofline import analyze
-from ncu_roofline.render import vega_bundle
-from ncu_roofline.render.vegalite import VL_CONVERT_VERSION
+from ncu_roofline.render.chart import vega_bundle
+from ncu_roofline.render.chart.vegalite import VL_CONVERT_VERSION
 
 from conftest import FIXTURES
 

@@ -146,7 +146,7 @@ def _warn_unmatched_points(result) -> None:
         return
     unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
     if unmatched:
-        from ..render.safe_text import for_terminal
+        from ..render.text.safe_text import for_terminal
 
         stderr.print(f"ncu-roofline: {len(unmatched)} point(s) match no kernel (drawn unjoined): "
                      + for_terminal(", ".join(unmatched)), markup=False, highlight=False, soft_wrap=True)

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from ..core.errors import InputError
-from ..render.safe_text import for_terminal
+from ..render.text.safe_text import for_terminal
 
 PIPE_WIDTH = 160  # logs and pipes get a wide table instead of rich's 80-column default, unless COLUMNS says
 

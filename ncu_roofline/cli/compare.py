@@ -59,7 +59,7 @@ def compare(
     from ..render.compare.json_summary import comparison_json
     from ..render.compare.markdown import comparison_markdown
     from ..render.compare.outputs import OUTPUT_NAMES
-    from ..render.safe_text import for_terminal
+    from ..render.text.safe_text import for_terminal
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")

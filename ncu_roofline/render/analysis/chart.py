@@ -27,8 +27,8 @@ from ...core.vocabulary import (
     display,
     flop_column,
 )
-from .. import vegalite as vl
-from ..layout import (
+from ..chart import vegalite as vl
+from ..chart.layout import (
     RANK_FONT,
     ROOF_FONT,
     SIZE_RANGE,
@@ -39,13 +39,13 @@ from ..layout import (
     roof_segments,
     size_of,
 )
-from ..numbers import format_si
-from ..numbers import positive as _positive
-from ..placement import Plot
-from ..safe_text import for_chart
+from ..text.numbers import format_si
+from ..text.numbers import positive as _positive
+from ..chart.placement import Plot
+from ..text.safe_text import for_chart
 from . import crowding
-from .context import ChartContext
-from .memory_panel import (
+from ..chart.context import ChartContext
+from ..chart.memory_panel import (
     PANEL_NAME,
     PANEL_VIEW,
     MemoryPanel,
@@ -57,7 +57,7 @@ from .memory_panel import (
     with_panel,
 )
 from .subtitle import chart_subtitle
-from .tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
+from ..chart.tooltips import TOOLTIP_FIELDS, main_precision, time_unit, tooltip_columns
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
 LEVEL_COLOURS = {"DRAM": "#4c78a8", "L2": "#f58518", "L1": "#54a24b"}

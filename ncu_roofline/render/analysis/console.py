@@ -11,8 +11,8 @@ from rich.table import Table
 
 from ...core.kernel_labels import display_name, distinct_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, display
-from ..fit import Col, fit_table
-from ..numbers import (
+from ..text.fit import Col, fit_table
+from ..text.numbers import (
     INCOMPLETE_LEGEND,
     format_number,
     incomplete,
@@ -21,8 +21,8 @@ from ..numbers import (
     unproven,
     upper_bound,
 )
-from ..numbers import format_si as fmt_si
-from ..safe_text import for_terminal
+from ..text.numbers import format_si as fmt_si
+from ..text.safe_text import for_terminal
 
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
     import pandas as pd

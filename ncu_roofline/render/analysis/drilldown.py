@@ -28,8 +28,8 @@ from ...core.vocabulary import (
     ii_column,
 )
 from ...pipeline.select import name_mask
-from ..numbers import format_number, format_si
-from ..safe_text import for_terminal
+from ..text.numbers import format_number, format_si
+from ..text.safe_text import for_terminal
 
 _LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
                    "headroom_s", "limiter")

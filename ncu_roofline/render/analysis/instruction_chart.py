@@ -18,10 +18,10 @@ import pandas as pd
 from ...core.kernel_labels import display_name
 from ...core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LEVELS, display, ii_column, peak_bytes_column
 from ...pipeline.limiter import transaction_peaks
-from .. import vegalite as vl
-from ..layout import marker_radius
-from ..numbers import format_number, format_si
-from ..placement import Board, Plot, box, place_rank, text_size
+from ..chart import vegalite as vl
+from ..chart.layout import marker_radius
+from ..text.numbers import format_number, format_si
+from ..chart.placement import Board, Plot, box, place_rank, text_size
 from .chart import LEVEL_COLOURS, LEVEL_SHAPES
 from .console import limiter_text
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS, SOL_COMPLETE
-from ..pipeline.totals import run_totals
+from ...core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS, SOL_COMPLETE
+from ...pipeline.totals import run_totals
 
 JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",

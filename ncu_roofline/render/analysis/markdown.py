@@ -8,7 +8,7 @@ from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, SOL_COMPLETE, ai_column, counted, display
 from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals
-from ..numbers import (
+from ..text.numbers import (
     INCOMPLETE_LEGEND,
     format_number,
     incomplete,
@@ -16,10 +16,10 @@ from ..numbers import (
     unproven,
     upper_bound,
 )
-from ..numbers import cell as _cell
-from ..numbers import format_si as fmt_si
-from ..numbers import pct as _pct
-from ..safe_text import for_markdown_code, for_terminal
+from ..text.numbers import cell as _cell
+from ..text.numbers import format_si as fmt_si
+from ..text.numbers import pct as _pct
+from ..text.safe_text import for_markdown_code, for_terminal
 from .console import limiter_text, limiter_word
 
 

@@ -12,7 +12,7 @@ from ..bundle import Bundle, chart_formats
 if TYPE_CHECKING:  # pandas and the charts are imported when the files are made: the CLI reads the names below first
     import pandas as pd
 
-    from .context import ChartContext
+    from ..chart.context import ChartContext
 
 CHART_FORMATS = ("vl.json", "html", "svg", "png")
 INSTRUCTION_STEM = "instruction_roofline"  # written where the capture counts warp instructions
@@ -39,7 +39,7 @@ def analysis_bundle(tables: AnalysisTables, *, formats: tuple[str, ...] = (),
     instruction roofline where the capture counts warp instructions, and per precision asked for
     `roofline_<precision>.*`: that precision's work over its own roof (precision_view.py)."""
     from ...core.parquet import parquet_bytes
-    from ..chart_files import chart_payloads
+    from ..chart.chart_files import chart_payloads
     from .chart import roofline_spec
     from .instruction_chart import has_instruction_data, instruction_roofline_spec
     from .precision_view import precision_view

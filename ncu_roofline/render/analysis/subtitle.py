@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ...core.kernel_labels import fold_inputs
 from ...core.vocabulary import LEVELS
-from ..safe_text import for_chart
-from .context import ChartContext
+from ..text.safe_text import for_chart
+from ..chart.context import ChartContext
 
 
 def chart_subtitle(ctx: ChartContext, *, total: int, drawn: int, panel: int, zero_flops: int, missing: int, beyond: int,

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ...core.vocabulary import LEVELS, counted, display
 from ..analysis.console import fmt_si
-from ..safe_text import for_terminal
+from ..text.safe_text import for_terminal
 
 
 def gpu_compact_view(described: dict) -> Group:

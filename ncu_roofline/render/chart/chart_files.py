@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.files import write_atomic
+from ...core.files import write_atomic
 from .vegalite import VEGALITE_VERSION, VL_CONVERT_VERSION, Spec
 
 PNG_SCALE = 2.0  # sharp on a high-density screen

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ...core.vocabulary import LEVELS, bytes_column, display, peak_bytes_column
-from .. import vegalite as vl
-from ..layout import MARGIN, ROOF_FONT, decade_above, decade_below
-from ..numbers import format_si, pct
-from ..placement import Board, Plot, place_roof_label
+from . import vegalite as vl
+from .layout import MARGIN, ROOF_FONT, decade_above, decade_below
+from ..text.numbers import format_si, pct
+from .placement import Board, Plot, place_roof_label
 
 PANEL_VIEW = "memory"  # the panel's points: where hovering picks a kernel, as on the roofline
 PANEL_NAME = "memory_panel"  # the layered view, under the roofline

@@ -23,7 +23,7 @@ from ...core.vocabulary import (
     display,
     flop_column,
 )
-from ..numbers import (
+from ..text.numbers import (
     format_number,
     format_si,
     incomplete,
@@ -31,7 +31,7 @@ from ..numbers import (
     pct,
     upper_bound,
 )
-from .console import limiter_text
+from ..analysis.console import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
 TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (

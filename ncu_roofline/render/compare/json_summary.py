@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ...pipeline.gates import GateResult
-from ..jsonout import JSON_SCHEMA_VERSION, clean, records
+from ..analysis.json_summary import JSON_SCHEMA_VERSION, clean, records
 
 COMPARE_KIND = "comparison"
 

@@ -14,11 +14,11 @@ from ...compare.changes import COMPARED_PER_LAUNCH
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import AI_OFF_CHIP
 from ...pipeline.gates import GateResult
-from ..numbers import cell as _cell
-from ..numbers import format_si as fmt_si
-from ..numbers import pct as _pct
-from ..numbers import signed_pct
-from ..safe_text import for_markdown_code, for_terminal
+from ..text.numbers import cell as _cell
+from ..text.numbers import format_si as fmt_si
+from ..text.numbers import pct as _pct
+from ..text.numbers import signed_pct
+from ..text.safe_text import for_markdown_code, for_terminal
 
 VERDICT_MARKS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "neutral": "⚪ neutral",
                  "added": "🆕 added", "removed": "➖ removed"}

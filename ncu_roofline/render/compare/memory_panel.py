@@ -14,8 +14,8 @@ import pandas as pd
 
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import LEVELS, display
-from .. import vegalite as vl
-from ..analysis.memory_panel import (
+from ..chart import vegalite as vl
+from ..chart.memory_panel import (
     LEVEL_OFFSETS,
     PANEL_HEIGHT_PX,
     PANEL_NAME,
@@ -29,8 +29,8 @@ from ..analysis.memory_panel import (
     panel_width,
     slot_axis,
 )
-from ..numbers import format_si, pct
-from ..placement import Plot
+from ..text.numbers import format_si, pct
+from ..chart.placement import Plot
 
 PANEL_HEADS_VIEW = "memory_heads"
 NAME_LEN = 32  # column names on the x axis, turned: short enough to leave the plot its height

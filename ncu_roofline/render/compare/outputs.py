@@ -10,7 +10,7 @@ import pandas as pd
 from ...core.parquet import parquet_bytes
 from ..analysis.chart import ChartContext
 from ..bundle import Bundle, chart_formats
-from ..chart_files import chart_payloads
+from ..chart.chart_files import chart_payloads
 from .chart import CHART_STEM, compare_chart
 from .json_summary import comparison_json
 

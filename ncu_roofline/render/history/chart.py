@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ...core.kernel_names import short_kernel_name
-from .. import vegalite as vl
+from ..chart import vegalite as vl
 from ..compare.markdown import launch_shape
-from ..numbers import time_scale
+from ..text.numbers import time_scale
 
 CHART_STEM = "history"
 WIDTH_PX = 640

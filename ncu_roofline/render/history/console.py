@@ -26,10 +26,10 @@ from ..compare.markdown import (
     signed_value,
     value_text,
 )
-from ..fit import Col, fit_table
-from ..numbers import format_si as fmt_si
-from ..numbers import missing
-from ..safe_text import for_terminal
+from ..text.fit import Col, fit_table
+from ..text.numbers import format_si as fmt_si
+from ..text.numbers import missing
+from ..text.safe_text import for_terminal
 
 SPARKS = "▁▂▃▄▅▆▇█"
 SPARK_RUNS = 30  # the newest runs drawn in a sparkline: a table cell, not a chart

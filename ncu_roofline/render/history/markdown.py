@@ -6,7 +6,7 @@ import pandas as pd
 
 from ...pipeline.gates import GateResult
 from ..compare.markdown import change_text, gate_outcome, kernel_label, signed_pct, signed_points
-from ..numbers import format_si as fmt_si
+from ..text.numbers import format_si as fmt_si
 from .console import SPARK_RUNS, failure_text, sparkline
 
 

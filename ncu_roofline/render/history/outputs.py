@@ -13,7 +13,7 @@ from ..bundle import Bundle, chart_formats
 def history_bundle(*, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, gates: list[GateResult],
                    metadata: dict[str, str], formats: tuple[str, ...] = (), top: int = 10, window: int = 10,
                    band_name: str = "mad") -> Bundle:
-    from ..chart_files import chart_payloads
+    from ..chart.chart_files import chart_payloads
     from .chart import CHART_STEM, history_chart
     from .json_summary import history_json
 

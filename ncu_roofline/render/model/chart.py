@@ -14,10 +14,10 @@ from typing import Mapping
 import pandas as pd
 
 from ...core.vocabulary import display
-from .. import vegalite as vl
+from ..chart import vegalite as vl
 from ..analysis.chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, format_si, roofline_xy
-from ..layout import ROOF_FONT
-from ..placement import Plot
+from ..chart.layout import ROOF_FONT
+from ..chart.placement import Plot
 from .roof_labels import POINT_SIZE, model_roof_segments, place_model_labels, roof_lines
 
 GPU_COLOURS = ("#4c78a8", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d", "#eeca3b")

@@ -9,8 +9,8 @@ from rich.text import Text
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import display
 from ..analysis.console import fmt_si
-from ..fit import Col, fit_table
-from ..safe_text import for_terminal
+from ..text.fit import Col, fit_table
+from ..text.safe_text import for_terminal
 
 
 def _text(value: object) -> Text:

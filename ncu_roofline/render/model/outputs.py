@@ -15,7 +15,7 @@ OUTPUT_NAMES = ("model.parquet", *(f"model.{f}" for f in ("vl.json", "html", "sv
 
 def model_bundle(points: pd.DataFrame, peaks_by_gpu: Mapping[str, Mapping[str, float]], *,
                  metadata: dict[str, str], formats: tuple[str, ...] = (), title: str = "Analytic roofline") -> Bundle:
-    from ..chart_files import chart_payloads
+    from ..chart.chart_files import chart_payloads
     from .chart import model_chart
 
     charts = ["vl.json", "html", *chart_formats(formats)]

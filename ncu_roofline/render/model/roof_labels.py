@@ -22,9 +22,9 @@ import pandas as pd
 
 from ...core.vocabulary import display
 from ...roofs.peaks import compute_peak, memory_peak
-from ..layout import ROOF_FONT, decade_above, decade_below, roof_segments
-from ..numbers import format_si
-from ..placement import Board, Plot, box, place_roof_label, text_size
+from ..chart.layout import ROOF_FONT, decade_above, decade_below, roof_segments
+from ..text.numbers import format_si
+from ..chart.placement import Board, Plot, box, place_roof_label, text_size
 
 POINT_SIZE = 90  # the points' symbol area (px²), as the chart draws them
 # A symbol's disc on the board, reckoned as layout.place_texts reckons the roofline's (area → radius, plus a rim).
