@@ -75,7 +75,7 @@ class Analysis:
                               model_pairs=self.model_pairs)
 
     def chart_context(self, top: int = 20):
-        from .render.analysis.chart import ChartContext
+        from .render.chart.context import ChartContext
 
         devices = self.kernels["device_name"].dropna().unique().tolist() if len(self.kernels) else []
         sources = self.kernels["ceiling_source"].dropna().unique().tolist() if len(self.kernels) else []

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ncu_roofline.render.chart import chart_files
-from ncu_roofline.render.analysis.chart import ChartContext, roofline_spec
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.context import ChartContext
 from ncu_roofline.render.chart.vegalite import VL_CONVERT_VERSION
 
 # Of 255 per channel: anti-aliasing may differ between two rasterisations, drawing may not. The PNG made from the

@@ -16,7 +16,7 @@ import pytest
 from ncu_roofline.model.llm import llm
 from ncu_roofline.model.place import place_points, table_roofs, workloads_frame
 from ncu_roofline.model.workloads import gemm, layernorm
-from ncu_roofline.render.analysis.chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX
+from ncu_roofline.render.chart.roofline import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX
 from ncu_roofline.render.chart.layout import ROOF_FONT
 from ncu_roofline.render.model.chart import model_chart
 from ncu_roofline.render.model.roof_labels import POINT_RADIUS_PX, short_gpu_names

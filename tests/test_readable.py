@@ -313,7 +313,7 @@ def test_with_nsys_app_headroom_is_the_kept_sort_key_and_every_line_fits(tmp_pat
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_gpu_table_fits_with_every_roof_in_one_unit_per_kind(width):
-    from ncu_roofline.render.analysis.console import gpu_table
+    from ncu_roofline.render.ceilings.console import gpu_table
     from ncu_roofline.roofs.gpu_table import list_gpus, load_gpu_table
 
     lines = rendered(gpu_table(list_gpus(load_gpu_table()), width=width), width)

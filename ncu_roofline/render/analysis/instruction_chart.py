@@ -22,8 +22,8 @@ from ..chart import vegalite as vl
 from ..chart.layout import marker_radius
 from ..text.numbers import format_number, format_si
 from ..chart.placement import Board, Plot, box, place_rank, text_size
-from .chart import LEVEL_COLOURS, LEVEL_SHAPES
-from .console import limiter_text
+from ..chart.roofline import LEVEL_COLOURS, LEVEL_SHAPES
+from ..text.limiters import limiter_text
 
 # The roofline's colour and shape per memory level (render/analysis/chart.py), and one more for shared memory.
 COLOURS = {**{lv: LEVEL_COLOURS[display(lv)] for lv in LEVELS if display(lv) in LEVEL_COLOURS}, "shared": "#b279a2"}

@@ -20,7 +20,7 @@ from ..text.numbers import cell as _cell
 from ..text.numbers import format_si as fmt_si
 from ..text.numbers import pct as _pct
 from ..text.safe_text import for_markdown_code, for_terminal
-from .console import limiter_text, limiter_word
+from ..text.limiters import limiter_text, limiter_word
 
 
 def totals_sentence(totals: dict) -> str:

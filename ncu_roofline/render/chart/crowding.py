@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..chart import vegalite as vl
-from ..chart.layout import coincident_clusters
-from ..chart.placement import Plot
+from . import vegalite as vl
+from .layout import coincident_clusters
+from .placement import Plot
 
 LEADER_COLUMNS = ["rank", "x", "y", "x2", "y2"]
 LEADER_COLOUR = "#222222"  # the rank numbers' colour, dashed: not a grey join between a kernel's own points

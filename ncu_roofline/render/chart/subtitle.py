@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...core.kernel_labels import fold_inputs
 from ...core.vocabulary import LEVELS
 from ..text.safe_text import for_chart
-from ..chart.context import ChartContext
+from .context import ChartContext
 
 
 def chart_subtitle(ctx: ChartContext, *, total: int, drawn: int, panel: int, zero_flops: int, missing: int, beyond: int,

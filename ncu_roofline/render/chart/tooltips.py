@@ -31,7 +31,7 @@ from ..text.numbers import (
     pct,
     upper_bound,
 )
-from ..analysis.console import limiter_text
+from ..text.limiters import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
 TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (

@@ -12,7 +12,7 @@ from rich.table import Table
 from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ..analysis.console import print_table
+from ..text.console import print_table
 from ..text.fit import Col, fit_table
 from ..text.numbers import format_si as fmt_si
 from ..text.safe_text import for_terminal

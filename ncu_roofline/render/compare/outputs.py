@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ...core.parquet import parquet_bytes
-from ..analysis.chart import ChartContext
+from ..chart.context import ChartContext
 from ..bundle import Bundle, chart_formats
 from ..chart.chart_files import chart_payloads
 from .chart import CHART_STEM, compare_chart

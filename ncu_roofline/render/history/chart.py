@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...core.kernel_names import short_kernel_name
 from ..chart import vegalite as vl
-from ..compare.markdown import launch_shape
+from ..text.changes import launch_shape
 from ..text.numbers import time_scale
 
 CHART_STEM = "history"

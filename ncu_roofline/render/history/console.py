@@ -17,17 +17,11 @@ from rich.text import Text
 from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ..analysis.console import print_table
-from ..compare.console import short_dims
-from ..compare.markdown import (
-    change_text,
-    signed_pct,
-    signed_points,
-    signed_value,
-    value_text,
-)
+from ..text.console import print_table
+from ..text.changes import change_text, short_dims, signed_points, signed_value, value_text
 from ..text.fit import Col, fit_table
 from ..text.numbers import format_si as fmt_si
+from ..text.numbers import signed_pct
 from ..text.numbers import missing
 from ..text.safe_text import for_terminal
 

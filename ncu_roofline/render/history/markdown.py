@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ...pipeline.gates import GateResult
-from ..compare.markdown import change_text, gate_outcome, kernel_label, signed_pct, signed_points
+from ..text.changes import change_text, gate_outcome, kernel_label, signed_points
+from ..text.numbers import signed_pct
 from ..text.numbers import format_si as fmt_si
 from .console import SPARK_RUNS, failure_text, sparkline
 

@@ -15,7 +15,8 @@ import pandas as pd
 
 from ...core.vocabulary import display
 from ..chart import vegalite as vl
-from ..analysis.chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, format_si, roofline_xy
+from ..chart.roofline import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, roofline_xy
+from ..text.numbers import format_si
 from ..chart.layout import ROOF_FONT
 from ..chart.placement import Plot
 from .roof_labels import POINT_SIZE, model_roof_segments, place_model_labels, roof_lines

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import display
-from ..analysis.console import fmt_si
+from ..text.numbers import format_si as fmt_si
 from ..text.fit import Col, fit_table
 from ..text.safe_text import for_terminal
 
