@@ -6,7 +6,9 @@
 - The vocabulary module is the only place a level, precision or roof column is spelled.
 - No ncu metric name outside `readers/` (metric formulas are data in `metrics/`).
 - No module over 500 lines.
-- Altair is imported only by `render/vegalite.py` (`as_altair`, for notebooks): charts are Vega-Lite dicts.
+- Altair is imported only by `render/chart/vegalite.py` (`as_altair`, for notebooks): charts are Vega-Lite dicts.
+- render/ is kits by medium (`chart/`, `text/`) under subject folders that never import each other; its top holds
+  only the output registry (`outputs.py`) and the bundle (`bundle.py`).
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ from ncu_roofline.core import vocabulary
 PACKAGE = Path(__file__).resolve().parents[1] / "ncu_roofline"
 
 # The folders are the layers, lowest first: a module may import its own layer and the ones below, never one above.
-# Inside render/, the shared pieces at its top sit below the per-subject folders (analysis/, compare/, ...).
+# Inside render/, its top (the bundle and the output registry) sits below the kits (chart/, text/), which sit below
+# the subject folders (analysis/, compare/, ...).
 FOLDER_LAYERS: dict[str, float] = {
     "core": 0, "readers": 1, "roofs": 2, "pipeline": 3, "compare": 4, "history": 4, "model": 4,
     "render": 5, "cli": 7,
 }
+RENDER_KIT = 5.2  # render/chart/, render/text/: what every subject's views build on
 RENDER_SUBJECT = 5.5  # render/<subject>/
+RENDER_KITS = {"chart", "text"}
+RENDER_SUBJECTS = {"analysis", "compare", "history", "model", "ceilings"}
+RENDER_TOP = {"__init__.py", "bundle.py", "outputs.py"}
 FACADE = 6  # the loose modules at the package root: analysis.py, comparison.py, batch.py, __init__.py
-MOST_AT_ROOT, MOST_AT_RENDER_TOP = 6, 14
+MOST_AT_ROOT = 6
 
 
 def module_name(path: Path) -> str:
@@ -48,17 +55,54 @@ def layer(module: str) -> float:
         raise AssertionError(f"{module} is in a folder that is no layer: add it to FOLDER_LAYERS in "
                              f"{Path(__file__).name}")
     if head == "render" and len(parts) >= 3:
-        return RENDER_SUBJECT
+        return RENDER_KIT if parts[1] in RENDER_KITS else RENDER_SUBJECT
     return FOLDER_LAYERS[head]
 
 
-def test_every_folder_is_a_layer_and_the_root_and_render_stay_small():
+def test_every_folder_is_a_layer_and_the_root_stays_small():
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name not in {"__pycache__", "metrics"})
     assert folders == sorted(FOLDER_LAYERS), folders
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(loose) <= MOST_AT_ROOT, loose
-    render_top = sorted(p.name for p in (PACKAGE / "render").glob("*.py"))
-    assert len(render_top) <= MOST_AT_RENDER_TOP, render_top
+
+
+def test_render_top_holds_only_the_registry_and_the_bundle_beside_kit_and_subject_folders():
+    render = PACKAGE / "render"
+    assert {p.name for p in render.glob("*.py")} <= RENDER_TOP, sorted(p.name for p in render.glob("*.py"))
+    folders = {p.name for p in render.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == RENDER_KITS | RENDER_SUBJECTS, sorted(folders)
+    for folder in folders:
+        assert (render / folder / "__init__.py").is_file(), folder
+
+
+def render_folder(module: str) -> str | None:
+    """The render/ subfolder a module sits in ('chart', 'analysis', ...); None outside one."""
+    parts = module.split(".")
+    return parts[1] if len(parts) >= 3 and parts[0] == "render" else None
+
+
+def test_no_render_subject_imports_another_subject():
+    """A subject (analysis/, compare/, ...) builds on the kits only: what two subjects share is kit."""
+    wrong = []
+    for name, path in modules().items():
+        here = render_folder(name)
+        if here not in RENDER_SUBJECTS:
+            continue
+        for target in imports(path):
+            there = render_folder(target) or (target.split(".")[1] if target.startswith("render.") and
+                                               target.count(".") == 1 and target.split(".")[1] in RENDER_SUBJECTS
+                                               else None)
+            if there in RENDER_SUBJECTS and there != here:
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "move what subjects share into render/chart/ or render/text/:\n" + "\n".join(wrong)
+
+
+def test_the_subject_check_sees_a_subject_importing_another(monkeypatch, tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from ..compare.markdown import change_text\n")
+    monkeypatch.setattr(__import__(__name__), "module_name", lambda path: "render.history.probe")
+    assert "render.compare.markdown" in imports(probe)
+    assert render_folder("render.compare.markdown") in RENDER_SUBJECTS - {"history"}
 
 
 def modules() -> dict[str, Path]:
@@ -286,3 +330,76 @@ def test_the_altair_check_sees_every_spelling(tmp_path):
 def test_no_module_over_500_lines(path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= 500, f"{path.name} has {lines} lines"
+
+
+# --------------------------------------------------------------------------------------- extension recipes
+
+def _scratch_copy(tmp_path: Path) -> Path:
+    """The package and its metric data copied to `tmp_path`, where a recipe of docs/architecture.md is applied."""
+    import shutil
+
+    shutil.copytree(PACKAGE, tmp_path / "ncu_roofline", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE.parent / "metrics", tmp_path / "metrics")
+    return tmp_path / "ncu_roofline"
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"the recipe's anchor moved in {path.name}: {old!r}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _run_in(tmp_path: Path, args: list[str]) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-P", *args], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "100"}, timeout=300)
+
+
+def test_a_new_output_format_is_one_registry_row_and_one_writer(tmp_path):
+    """docs/architecture.md's recipe for a new output, followed in a scratch copy: `kernels.csv` on
+    `--format csv` is one row of render/outputs.py and one table writer in core/parquet.py. The CLI accepts the
+    format, writes the file and lists it; the file holds the analysis' kernels (checked against the unchanged
+    package's own table)."""
+    import pandas as pd
+
+    package = _scratch_copy(tmp_path)
+    _edit(package / "render" / "outputs.py",
+          '    OutputFile("analysis", "kernels.parquet", "table", "parquet", _ANALYSIS),\n',
+          '    OutputFile("analysis", "kernels.parquet", "table", "parquet", _ANALYSIS),\n'
+          '    OutputFile("analysis", "kernels.csv", "table", "csv", _ANALYSIS, on_request=True),\n')
+    _edit(package / "core" / "parquet.py", 'TABLE_WRITERS = {"parquet": parquet_bytes}',
+          'TABLE_WRITERS = {"parquet": parquet_bytes,\n'
+          '                 "csv": lambda table, metadata: table.to_csv(index=False).encode()}')
+    example = PACKAGE.parent / "fixtures" / "example_h100_raw.csv"
+    out = tmp_path / "out"
+    done = _run_in(tmp_path, ["-c", "from ncu_roofline.cli import main; main()",
+                              "analyze", str(example), "-o", str(out), "--format", "csv"])
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {out / 'kernels.csv'}" in done.stdout + done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["kernels.csv", "kernels.parquet", "launches.parquet",
+                                                     "roofline.html", "roofline.vl.json"]
+    from ncu_roofline import analyze
+
+    normal = analyze(example).kernels
+    written = pd.read_csv(out / "kernels.csv")
+    assert written["kernel_name"].tolist() == normal["kernel_name"].tolist()
+    assert written["time_s"].tolist() == pytest.approx(normal["time_s"].tolist())
+    refused = _run_in(tmp_path, ["-c", "from ncu_roofline.cli import main; main()",
+                                 "compare", str(example), str(example), "-o", str(tmp_path / "c"), "--format", "csv"])
+    assert refused.returncode == 2 and "unknown --format csv" in refused.stderr  # compare has no csv row
+
+
+def test_every_registered_output_names_a_builder_that_exists_and_each_name_once():
+    import importlib
+
+    from ncu_roofline.render.outputs import OUTPUTS
+
+    names = [o.name for o in OUTPUTS]
+    assert len(names) == len(set(names)), names
+    for output in OUTPUTS:
+        module, function = output.builder.split(":")
+        assert callable(getattr(importlib.import_module(f"ncu_roofline.render.{module}"), function)), output
+        assert output.subject == module.split(".")[0], output  # a subject's files are built in its own folder

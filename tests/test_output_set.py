@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from ncu_roofline.cli import app
 from ncu_roofline.core.errors import InputError
-from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, Bundle, OutputSet, chart_formats
+from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, Bundle, OutputSet
+from ncu_roofline.render.outputs import chart_formats
 
 from conftest import FIXTURES
 

@@ -70,16 +70,16 @@ def analyze(
     verbose: bool = typer.Option(False, "--verbose", help="Run notes in full (with the ncu commands)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
-    from ..render.analysis.outputs import OUTPUT_NAMES
     from ..render.bundle import check_distinct_outputs
+    from ..render.outputs import chart_file, names, planned_charts
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt, out)  # every option is checked before anything is read or written
+        formats = _formats(fmt, out, "analysis")  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
+        check_distinct_outputs(out, names("analysis"), {"--summary-md": summary_md, "--json": json_out})
         groups = grouping(group_by)
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -99,7 +99,7 @@ def analyze(
                                   progress=progress, points=points, allow_empty=allow_empty, kernel=kernel,
                                   exclude=exclude, sort=sort, nsys=nsys, nsys_device=nsys_device)
         _warn_unmatched_points(result)
-        planned = [] if out is None else [out / f"roofline.{f}" for f in ("html", *formats)]
+        planned = planned_charts("analysis", out, formats)
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
             formats=formats, top=top, precisions=precisions), [
             (summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md))),
@@ -117,7 +117,7 @@ def analyze(
         if open_html:
             import webbrowser
 
-            webbrowser.open((out / "roofline.html").resolve().as_uri())
+            webbrowser.open((out / chart_file("analysis", "html")).resolve().as_uri())
 
 
 def _print_run(result, *, rows: int, sort: str, wide: bool = False, verbose: bool = False) -> None:

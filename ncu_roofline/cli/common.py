@@ -124,12 +124,12 @@ def grouping(group_by: str) -> dict[str, str]:
     return {"group_by": group_by}
 
 
-def _formats(value: Optional[str], out: Optional[Path]) -> list[str]:
+def _formats(value: Optional[str], out: Optional[Path], subject: Optional[str] = None) -> list[str]:
     """Extra chart formats, checked before anything is read or written (render/bundle.py: the one check of the
     names); without -o there is nowhere to write them, which is said rather than ignored."""
-    from ..render.bundle import chart_formats
+    from ..render.outputs import chart_formats
 
-    formats = list(chart_formats(value))
+    formats = list(chart_formats(value, subject))
     if formats and out is None:
         raise InputError(None, "--format needs -o DIR (the charts are written there)")
     return formats
@@ -148,15 +148,17 @@ def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:
     return wanted
 
 
-def chart_link(written: list, summary: Optional[object]) -> Optional[str]:
+def chart_link(written: list, summary: Optional[object], subject: str = "analysis") -> Optional[str]:
     """The chart a Markdown summary links to, relative to the summary's folder: the PNG when one was written
-    (it shows inline), else the HTML page; None without -o or when the summary goes to stdout."""
+    (it shows inline), else the HTML page (render/outputs.py names them); None without -o or when the summary goes
+    to stdout."""
     from pathlib import Path
+
+    from ..render.outputs import linked_chart
 
     if summary is None or str(summary) == "-":
         return None
-    by_suffix = {Path(p).name: Path(p) for p in written}
-    target = by_suffix.get("roofline.png") or by_suffix.get("roofline.html")
+    target = linked_chart(subject, written)
     if target is None:
         return None
     return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()

@@ -58,14 +58,14 @@ def compare(
     from ..render.compare.console import print_comparison
     from ..render.compare.json_summary import comparison_json
     from ..render.compare.markdown import comparison_markdown
-    from ..render.compare.outputs import OUTPUT_NAMES
+    from ..render.outputs import names
     from ..render.text.safe_text import for_terminal
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt, out)
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
+        formats = _formats(fmt, out, "compare")
+        check_distinct_outputs(out, names("compare"), {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         groups = grouping(group_by)
         if nsys and len(nsys) != 2:

@@ -50,7 +50,7 @@ def history(
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
-        formats = _formats(fmt, out)
+        formats = _formats(fmt, out, "history")
         gates = parse_gates(fail_on)
         labels = parse_labels(label)
         options = BandOptions(window=window, band=band, k=k)

@@ -31,13 +31,14 @@ def _emit(work, gpus: list[str], ceilings: Optional[str], json_arg: Optional[str
     from ..render.bundle import check_distinct_outputs
     from ..render.model.console import model_table
     from ..render.model.json_summary import model_json
-    from ..render.model.outputs import OUTPUT_NAMES, model_bundle
+    from ..render.model.outputs import model_bundle
+    from ..render.outputs import names
     from .common import _formats, checked_text, path, say_written, stdout, user_errors, write_run
 
     with user_errors():
         json_out, out = path(json_arg, "--json"), path(out_arg, "-o")
-        formats = _formats(fmt, out)
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--json": json_out})
+        formats = _formats(fmt, out, "model")
+        check_distinct_outputs(out, names("model"), {"--json": json_out})
         placed = place(work, gpu_roofs(gpus, checked_text(ceilings, "--ceilings")))
         written, to_stdout = write_run(list(inputs), out, lambda: model_bundle(
             placed.points, placed.peaks_by_gpu, metadata=placed.metadata, formats=formats),
