@@ -11,6 +11,7 @@ import typer
 
 from ..core.errors import InputError
 from .common import (
+    PATH,
     CEILINGS,
     CLOCK,
     GPU,
@@ -33,8 +34,10 @@ from .common import (
 
 def analyze(
     # str, not Path: Path("") is ".", and an empty argument (an unset variable) must not mean the current folder
-    inputs: List[str] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
+    inputs: List[str] = typer.Argument(..., click_type=PATH,
+                                       help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write Parquet tables and the chart here."),
     gpu: Optional[str] = GPU,
     ceilings: Optional[str] = CEILINGS,
     clock: str = CLOCK,
@@ -45,15 +48,18 @@ def analyze(
     nvtx_include: Optional[str] = typer.Option(None, "--nvtx-include", help="Only launches whose NVTX path "
                                                                            "matches this glob."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
-    history_arg: Optional[str] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
+    history_arg: Optional[str] = typer.Option(None, "--history", click_type=PATH,
+                                              help="Append this run to the history dataset here."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
                                                                 "environment, e.g. GITHUB_RUN_ID-ATTEMPT)."),
     label: List[str] = typer.Option([], "--label", help="Label the run in --history, repeatable: key=value."),
     replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
-    points_arg: Optional[str] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
-                                                                 "[, kernel regex]) drawn beside the kernels."),
+    points_arg: Optional[str] = typer.Option(None, "--points", click_type=PATH,
+                                             help="CSV/TOML of analytic points (name, flop, bytes"
+                                                  "[, kernel regex]) drawn beside the kernels."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Write the outputs even when no kernel can be "
                                                                   "placed on a roofline (otherwise exit 2)."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernel groups whose name matches this regex."),
@@ -61,9 +67,10 @@ def analyze(
     sort: str = typer.Option("headroom", "--sort", help="Rank by 'headroom', 'time' or 'fraction' (lowest first)."),
     precision: Optional[str] = typer.Option(None, "--precision", help="Also one chart per precision, e.g. "
                                                                       "fp32,fp16,tensor,fp64 (needs -o)."),
-    nsys: Optional[str] = typer.Option(None, "--nsys", help="Nsight Systems timeline of the run (nsys stats "
-                                       "--report cuda_gpu_kern_sum --format csv, or nsys export --type sqlite): "
-                                       "weight by the whole run's time."),
+    nsys: Optional[str] = typer.Option(None, "--nsys", click_type=PATH,
+                                       help="Nsight Systems timeline of the run (nsys stats "
+                                            "--report cuda_gpu_kern_sum --format csv, or nsys export --type sqlite): "
+                                            "weight by the whole run's time."),
     nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU (deviceId) of a "
                                                                           "multi-GPU --nsys SQLite timeline."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),

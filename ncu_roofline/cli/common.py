@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 import typer
+from typer._click.exceptions import ClickException  # typer 0.28 carries its own click: its types and
+from typer._click.types import ParamType  # exceptions are the ones its parser calls and raises
 from rich.console import Console
 
 from ..core.errors import InputError
@@ -166,19 +168,48 @@ def chart_link(written: list, summary: Optional[object], subject: str = "analysi
 
 # ------------------------------------------------------------------------------------------- shared options
 # Paths arrive as text (`str`, not `Path`): click would stat and access-check them itself and answer in its
-# multi-line box, and Path("") is "." (an unset variable would mean the current folder). `path` checks them.
+# multi-line box, and Path("") is "." (an unset variable would mean the current folder). Every path argument and
+# option is declared with `click_type=PATH`, so the empty-path check is the parameter's type, not a call each
+# command must remember (tests/test_output_set.py lists every path parameter and tries "" on each).
+
+
+class EmptyPath(ClickException):
+    """An empty path on the command line: one line and exit 2 (cli.run_command_line), like any bad input."""
+
+    exit_code = 2
+
+
+def empty_path_message(option: str) -> str:
+    return f"{option} was given an empty path ('')"
+
+
+class PathText(ParamType):
+    """A file or folder named on the command line, kept as text; "" (an unset variable in CI) is refused, never
+    taken as the current folder."""
+
+    name = "path"
+
+    def convert(self, value: object, param: object, ctx: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            kind = getattr(param, "param_type_name", None)
+            name = param.opts[0] if kind == "option" else f"the {getattr(param, 'human_readable_name', 'path')} argument"
+            raise EmptyPath(empty_path_message(name))
+        return value
+
+
+PATH = PathText()
 
 GPU = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table.")
-CEILINGS = typer.Option(None, "--ceilings", help="TOML file of roofs that override others.")
+CEILINGS = typer.Option(None, "--ceilings", click_type=PATH, help="TOML file of roofs that override others.")
 CLOCK = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'.")
 GROUP_BY = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP)
-SUMMARY_MD = typer.Option(None, "--summary-md", help="Write a Markdown summary here.")
+SUMMARY_MD = typer.Option(None, "--summary-md", click_type=PATH, help="Write a Markdown summary here.")
 
 
 def checked_text(value: Optional[str], option: str) -> Optional[str]:
     """The one empty-path check: `--summary-md ""` (an unset variable) is refused, saying so."""
     if value is not None and not value.strip():
-        raise InputError(None, f"{option} was given an empty path ('')")
+        raise InputError(None, empty_path_message(option))
     return value
 
 

@@ -9,6 +9,7 @@ import typer
 
 from ..core.errors import InputError
 from .common import (
+    PATH,
     CEILINGS,
     CLOCK,
     GPU,
@@ -27,14 +28,16 @@ from .common import (
 
 
 def compare(
-    base: str = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
-    head: str = typer.Argument(..., help="The run to judge, in any of the same forms."),
+    base: str = typer.Argument(..., click_type=PATH,
+                               help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
+    head: str = typer.Argument(..., click_type=PATH, help="The run to judge, in any of the same forms."),
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable: 'time_s>+5%', "
                                                              "'roofline_fraction<-0.05', 'total:time_s>+2%'."),
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write compare.parquet, .json, .vl.json, .html."),
     gpu: Optional[str] = GPU,
     ceilings: Optional[str] = CEILINGS,
     clock: str = CLOCK,
@@ -42,12 +45,14 @@ def compare(
     top: int = typer.Option(20, "--top", min=1, help="Kernels drawn in the chart."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     totals: bool = typer.Option(False, "--totals", help="Judge summed time even where a kernel's launch count "
                                                         "differs (default: per launch there)."),
-    nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
-                                                      "head run's (see analyze --nsys)."),
+    nsys: List[str] = typer.Option([], "--nsys", click_type=PATH,
+                                   help="Nsight Systems timelines, twice: the base run's, then the "
+                                        "head run's (see analyze --nsys)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""

@@ -13,11 +13,12 @@ from typing import List, Optional
 
 import typer
 
-from .common import SUMMARY_MD, _formats, path, say, say_written, stdout, user_errors, warn, write_run
+from .common import PATH, SUMMARY_MD, _formats, path, say, say_written, stdout, user_errors, warn, write_run
 
 
 def history(
-    directory: Path = typer.Argument(..., help="The history folder (`analyze --history DIR`, `batch`)."),
+    directory: Path = typer.Argument(..., click_type=PATH,
+                                     help="The history folder (`analyze --history DIR`, `batch`)."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernels whose name matches this regex."),
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
@@ -37,10 +38,12 @@ def history(
                                                         "run it while no writer is active."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     top: int = typer.Option(10, "--top", min=1, help="Kernels drawn in the chart."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write history.parquet, .json, the chart."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write history.parquet, .json, the chart."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the JSON here ('-' for stdout)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Per-kernel trends over the runs of a history folder; noise-aware gates on the newest run."""

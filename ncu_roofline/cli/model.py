@@ -13,6 +13,8 @@ from typing import List, Optional
 
 import typer
 
+from .common import PATH
+
 model_app = typer.Typer(no_args_is_help=True, help="Analytic roofline points: FLOPs and minimum DRAM bytes of "
                                                    "a workload, placed on one or more GPUs' roofs.")
 
@@ -49,10 +51,10 @@ def _emit(work, gpus: list[str], ceilings: Optional[str], json_arg: Optional[str
             say_written(written)
 
 
-_JSON = typer.Option(None, "--json", help="Write the points as JSON here ('-' for stdout).")
-_OUT = typer.Option(None, "-o", "--out", help="Write model.parquet and the chart here.")
+_JSON = typer.Option(None, "--json", click_type=PATH, help="Write the points as JSON here ('-' for stdout).")
+_OUT = typer.Option(None, "-o", "--out", click_type=PATH, help="Write model.parquet and the chart here.")
 _FMT = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o).")
-_CEIL = typer.Option(None, "--ceilings", help=CEILINGS_HELP)
+_CEIL = typer.Option(None, "--ceilings", click_type=PATH, help=CEILINGS_HELP)
 
 
 @model_app.command()
@@ -161,7 +163,8 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
 
 
 @model_app.command()
-def points(file: Path = typer.Argument(..., help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
+def points(file: Path = typer.Argument(..., click_type=PATH,
+                                       help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
            roof: str = typer.Option("tensor", "--roof", help="Compute roof of points that name none: fp32, "
                                                              "tensor (dense FP16), tensor_fp8, ..."),
            gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
