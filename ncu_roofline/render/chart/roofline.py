@@ -35,9 +35,14 @@ from .subtitle import chart_subtitle
 from .tooltips import main_precision, time_unit, tooltip_columns
 
 # Memory roofs share their level's colour so a point reads against its own diagonal; compute roofs stay neutral.
-LEVEL_COLOURS = {"DRAM": "#4c78a8", "L2": "#f58518", "L1": "#54a24b"}
-LEVEL_SHAPES = {"DRAM": "circle", "L2": "square", "L1": "triangle-up"}
-LEVEL_DRAW_ORDER = ("l2", "dram", "l1")  # squares under circles under triangles
+# The one table of level styles: the vocabulary's levels in order take these colours and shapes, so a new level
+# (core/vocabulary.py MEMORY_LEVELS) is drawn without a change here.
+_LEVEL_PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#9c755f", "#ff9da6", "#bab0ac")
+_LEVEL_MARKS = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down")
+LEVEL_COLOURS = {display(lv): colour for lv, colour in zip(LEVELS, _LEVEL_PALETTE)}
+LEVEL_SHAPES = {display(lv): shape for lv, shape in zip(LEVELS, _LEVEL_MARKS)}
+# squares under circles under triangles, then any further level
+LEVEL_DRAW_ORDER = ("l2", "dram", "l1", *(lv for lv in LEVELS if lv not in ("l2", "dram", "l1")))
 COMPUTE_ROOF_COLOUR = "#444444"
 # Tensor input types share the tensor pipe's gold, in shades, so a type-split capture still reads as tensor-bound.
 _TENSOR_SHADES = ("#f2cf5b", "#eeca3b", "#d4a21c", "#b8860b", "#9c6f0a", "#806000")
