@@ -24,6 +24,7 @@ from ...core.vocabulary import (
 )
 from . import vegalite as vl
 from .layout import TextLayout, domains, layout_texts, ridge_frame, roof_segments, size_of
+from ...roofs.peaks import run_peaks
 from ..text.numbers import format_si
 from ..text.numbers import positive as _positive
 from .placement import Plot
@@ -88,22 +89,9 @@ class ChartData:
 
 
 def shared_peaks(kernels: pd.DataFrame) -> dict[str, float]:
-    """One value per roof (precision or memory level) for the whole run: the median of the kernels' known peaks.
-
-    Ceilings are per launch in the table, but a chart has one set of roofs. The caller normally has one GPU and one
-    clock, so the values agree and the median is that value; where they differ (clock changes between launches)
-    the median is the typical roof and stays robust to a stray launch. Non-positive peaks count as unknown.
-    """
-    peaks: dict[str, float] = {}
-    for term in TERMS:
-        key, column = term.key, term.peak
-        if column not in kernels:
-            continue
-        values = pd.to_numeric(kernels[column], errors="coerce")
-        values = values[np.isfinite(values) & (values > 0)]
-        if len(values):
-            peaks[key] = float(values.median())
-    return peaks
+    """One value per roof (precision or memory level) for the whole run, by term key: roofs.peaks.run_peaks."""
+    peaks = run_peaks(kernels, [term.peak for term in TERMS])
+    return {term.key: peaks[term.peak] for term in TERMS if term.peak in peaks}
 
 
 def used_precisions(kernels: pd.DataFrame) -> list[str]:
