@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -227,6 +228,9 @@ def test_only_the_vocabulary_spells_level_precision_and_roof_columns():
     assert not found, "spell these through ncu_roofline.core.vocabulary:\n" + "\n".join(found)
 
 
+LAST_LEVEL = '"l1": ("L1", "l2")}'  # the end of vocabulary.MEMORY_LEVELS, where the recipes add a level
+
+
 def test_a_new_level_needs_no_change_outside_the_vocabulary(tmp_path):
     """A scratch copy of the package with one more memory level in `vocabulary.LEVELS` and nothing else changed:
     the analysis, its files and summaries carry the new level's columns (null, with a run note saying the capture
@@ -238,10 +242,7 @@ def test_a_new_level_needs_no_change_outside_the_vocabulary(tmp_path):
     shutil.copytree(PACKAGE, tmp_path / "ncu_roofline", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(PACKAGE.parent / "metrics", tmp_path / "metrics")
     vocab = tmp_path / "ncu_roofline" / "core" / "vocabulary.py"
-    text = vocab.read_text(encoding="utf-8")
-    assert 'LEVELS: tuple[str, ...] = ("dram", "l2", "l1")' in text
-    vocab.write_text(text.replace('LEVELS: tuple[str, ...] = ("dram", "l2", "l1")',
-                                  'LEVELS: tuple[str, ...] = ("dram", "l2", "l1", "l0")'), encoding="utf-8")
+    _edit(vocab, LAST_LEVEL, LAST_LEVEL.replace("}", ', "l0": ("L0", "l1")}'))
     example = PACKAGE.parent / "fixtures" / "example_h100_raw.csv"
     script = (
         "import json, sys; import ncu_roofline; from ncu_roofline import analyze\n"
@@ -249,7 +250,7 @@ def test_a_new_level_needs_no_change_outside_the_vocabulary(tmp_path):
         f"r = analyze({str(example)!r}); r.write({str(tmp_path / 'out')!r}); r.markdown()\n"
         "k = r.kernels.sort_values('kernel_name')\n"
         "print(json.dumps({'columns': list(k.columns), 'l0': bool(k['bytes_l0'].isna().all() and k['ai_l0'].isna().all()"
-        " and k['peak_bytes_per_s_l0'].isna().all()), 'status': any('holds no counters for l0' in n for n in r.notes),"
+        " and k['peak_bytes_per_s_l0'].isna().all()), 'status': any('holds no counters for L0' in n for n in r.notes),"
         " 'ai_dram': k['ai_dram'].tolist(), 'time': k['time_s'].tolist()}))\n")
     done = subprocess.run([sys.executable, "-P", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                           env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
@@ -312,7 +313,7 @@ def test_only_vegalite_imports_altair():
     """Charts are plain Vega-Lite dicts: importing and validating Altair cost 0.4 s of a 1 s run (issue #16)."""
     found = [f"{path.relative_to(PACKAGE.parent)}:{line}" for name, path in modules().items()
              if name not in ALTAIR_ALLOWED for line in altair_imports(path)]
-    assert not found, "build charts with render/vegalite.py, not Altair:\n" + "\n".join(found)
+    assert not found, "build charts with render/chart/vegalite.py, not Altair:\n" + "\n".join(found)
 
 
 def test_the_altair_check_sees_every_spelling(tmp_path):
@@ -349,9 +350,8 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def _run_in(tmp_path: Path, args: list[str]) -> "subprocess.CompletedProcess[str]":
+def _run_in(tmp_path: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
     import os
-    import subprocess
     import sys
 
     return subprocess.run([sys.executable, "-P", *args], cwd=tmp_path, capture_output=True, text=True,
@@ -403,3 +403,100 @@ def test_every_registered_output_names_a_builder_that_exists_and_each_name_once(
         module, function = output.builder.split(":")
         assert callable(getattr(importlib.import_module(f"ncu_roofline.render.{module}"), function)), output
         assert output.subject == module.split(".")[0], output  # a subject's files are built in its own folder
+
+
+def test_a_new_memory_level_with_values_is_one_vocabulary_entry_and_its_catalogue_rows(tmp_path):
+    """docs/architecture.md's recipe for a memory level, with data: a `shared` level (no parent, so no byte-order
+    check) whose bytes are half the L1 bytes and whose roof is the L1 roof, added as one MEMORY_LEVELS entry and two
+    catalogue rows in a scratch copy. The analysis carries its numbers (checked by arithmetic against the unchanged
+    package's L1 columns), the chart draws it in its own colour and shape, and no byte-order note names it."""
+    import json
+
+    package = _scratch_copy(tmp_path)
+    _edit(package / "core" / "vocabulary.py", LAST_LEVEL, LAST_LEVEL.replace("}", ', "shared": ("Shared", None)}'))
+    catalogue = tmp_path / "metrics" / "catalogue.toml"
+    catalogue.write_text(catalogue.read_text(encoding="utf-8") + (
+        '\n[[bytes_shared]]\nid = "half_l1tex_t_bytes"\nexpr = "0.5 * l1tex__t_bytes.sum"\nsource = "nersc"\n'
+        '\n[[peak_bytes_per_s_shared]]\nid = "l1tex_t_bytes_peak"\n'
+        'expr = "l1tex__t_bytes.sum.peak_sustained * l1tex__cycles_elapsed.avg.per_second"\nsource = "ncu"\n'),
+        encoding="utf-8")
+    example = PACKAGE.parent / "fixtures" / "example_h100_raw.csv"
+    out = tmp_path / "out"
+    script = (
+        "import json; from ncu_roofline import analyze\n"
+        f"r = analyze({str(example)!r}); r.write({str(out)!r}); r.markdown()\n"
+        "k = r.kernels.sort_values('kernel_name')\n"
+        "print(json.dumps({'shared': k['bytes_shared'].tolist(), 'peak': k['peak_bytes_per_s_shared'].tolist(),"
+        " 'notes': r.notes, 'status': k['status'].tolist()}))\n")
+    done = _run_in(tmp_path, ["-c", script])
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    from ncu_roofline import analyze
+
+    normal = analyze(example).kernels.sort_values("kernel_name")
+    assert got["shared"] == pytest.approx([0.5 * b for b in normal["bytes_l1"]])
+    assert got["peak"] == pytest.approx(normal["peak_bytes_per_s_l1"].tolist())
+    assert not any("shared" in str(n) and "bytes_order" in str(n) for n in got["notes"] + got["status"])
+    spec = (out / "roofline.vl.json").read_text(encoding="utf-8")
+    assert '"Shared"' in spec
+    shapes = [s for s in json.loads(spec).get("datasets", {})] and re.findall(r'"range": \[([^\]]*)\]', spec)
+    assert any('"diamond"' in r for r in shapes), "the fourth level takes the kit's fourth shape"
+
+
+JSON_READER = '''"""A raw page as JSON: {"ncu_raw_page": [header, units, row, ...]} (a scratch-copy recipe)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tempfile
+from pathlib import Path
+
+
+def read_json_page(path, head, wanted, progress):
+    from .csv_export import read_csv_export
+
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))["ncu_raw_page"]
+    text = io.StringIO()
+    csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\\n").writerows(rows)
+    with tempfile.TemporaryDirectory() as folder:
+        page = Path(folder) / "page.csv"
+        page.write_text(text.getvalue(), encoding="utf-8")
+        return read_csv_export(page, wanted, progress)
+'''
+
+
+def test_a_new_input_format_is_a_reader_module_and_one_sniff_entry(tmp_path):
+    """docs/architecture.md's recipe for an input format, followed in a scratch copy: a reader module for a raw
+    page held in JSON and one `readers.FORMATS` entry (its sniff: the content starts with '{'). The CLI analyses
+    the JSON file (its pre-check passes it on) and its kernels are the CSV export's (the unchanged package's own
+    analysis of the same rows is the reference)."""
+    import csv
+    import json
+
+    package = _scratch_copy(tmp_path)
+    (package / "readers" / "json_page.py").write_text(JSON_READER, encoding="utf-8")
+    readers = package / "readers" / "__init__.py"
+    _edit(readers, "from .report_container import looks_like_ncu_rep\n",
+          "from .json_page import read_json_page\nfrom .report_container import looks_like_ncu_rep\n")
+    _edit(readers, '    InputFormat("csv", lambda head: True, _read_csv, _precheck_text),\n',
+          '    InputFormat("json", lambda head: head.lstrip().startswith(b"{"), read_json_page),\n'
+          '    InputFormat("csv", lambda head: True, _read_csv, _precheck_text),\n')
+    example = PACKAGE.parent / "fixtures" / "example_h100_raw.csv"
+    lines = [line for line in example.read_text(encoding="utf-8").splitlines() if not line.startswith("==PROF==")
+             and line.startswith('"')]  # the table itself: ncu's banner and the program's output left out
+    page = tmp_path / "run.json"
+    page.write_text(json.dumps({"ncu_raw_page": list(csv.reader(lines))}), encoding="utf-8")
+    done = _run_in(tmp_path, ["-c", "from ncu_roofline.cli import main; main()", "analyze", str(page),
+                              "--json", str(tmp_path / "run_summary.json"), "--rows", "0"])
+    assert done.returncode == 0, done.stderr
+    got = json.loads((tmp_path / "run_summary.json").read_text(encoding="utf-8"))
+    from ncu_roofline import analyze
+
+    normal = analyze(example).kernels
+    kernels = {k["kernel_name"]: k for k in got["kernels"]}
+    assert sorted(kernels) == sorted(normal["kernel_name"])
+    for row in normal.itertuples():
+        assert kernels[row.kernel_name]["time_s"] == pytest.approx(row.time_s)
+        assert kernels[row.kernel_name]["ai_dram"] == pytest.approx(row.ai_dram, nan_ok=True)

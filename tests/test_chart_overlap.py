@@ -213,7 +213,7 @@ def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
 
 
 def test_every_instruction_roofline_number_sits_on_no_point(analysed):
-    """The placement's own boxes (render/placement.py) of each rank number against each point's disc, and every
+    """The placement's own boxes (render/chart/placement.py) of each rank number against each point's disc, and every
     drawn kernel has a number or is counted as unnumbered."""
     from test_instruction_chart_labels import boxes_px
 

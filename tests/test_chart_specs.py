@@ -1,5 +1,5 @@
-"""The compare, model and history charts are plain Vega-Lite dicts (render/vegalite.py): nothing checks them at run
-time, so these tests do what Altair's validation used to do, and a little more. Each spec validates against the
+"""The compare, model and history charts are plain Vega-Lite dicts (render/chart/vegalite.py): nothing checks them
+at run time, so these tests do what Altair's validation used to do, and a little more. Each spec validates against the
 Vega-Lite schema Altair ships, every view reads a dataset the spec carries, and every selection names a view
 that exists (a misspelt dataset or view name draws an empty chart or a dead hover, without an error).
 

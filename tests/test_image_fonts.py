@@ -1,4 +1,4 @@
-"""Images are drawn with the Liberation Sans vl-convert bundles where it covers the text (render/image_fonts.py):
+"""Images are drawn with the Liberation Sans vl-convert bundles where it covers the text (render/chart/image_fonts.py):
 the font database is built without the system fonts at the first conversion, and gets them back for a spec with
 characters the bundled font lacks."""
 

@@ -1,4 +1,4 @@
-"""The instruction roofline's rank numbers: placed as the roofline's (render/placement.py), one per spot of a
+"""The instruction roofline's rank numbers: placed as the roofline's (render/chart/placement.py), one per spot of a
 kernel, on no point and no other text. On the shared samples, in Chromium: tests/test_chart_overlap.py.
 
 Before, every point carried its rank at a fixed offset: a kernel's L2 and DRAM points a few pixels apart printed

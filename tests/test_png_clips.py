@@ -1,4 +1,4 @@
-"""The PNG's SVG with its layers' clipping moved onto their marks (render/png_clips.py) draws the same picture:
+"""The PNG's SVG with its layers' clipping moved onto their marks (render/chart/png_clips.py) draws the same picture:
 marks inside drawn unclipped, marks outside left out, a stroke crossing the edge turned into the polygon it
 covers, anything else clipped on its own, in the same order."""
 

@@ -1,4 +1,4 @@
-"""The cached Vega bundle (render/vega_bundle.py): same HTML whatever the cache holds, damaged copies rebuilt, an
+"""The cached Vega bundle (render/chart/vega_bundle.py): same HTML whatever the cache holds, damaged copies rebuilt, an
 unusable cache folder never an error, and NCU_ROOFLINE_CACHE_DIR honoured."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The hierarchical roofline chart, as a Vega-Lite spec (render/vegalite.py says why plain data, not Altair).
+"""The hierarchical roofline chart, as a Vega-Lite spec (render/chart/vegalite.py says why plain data, not Altair).
 
 Takes the ranked kernel table and nothing else: no ncu metric names here. The chart is built in two steps so each
 can be checked on its own: `chart_data` trims and reshapes the table into the few small frames the chart draws
@@ -190,7 +190,7 @@ def roofline_spec(kernels: pd.DataFrame, ctx: ChartContext, *, model_points: pd.
         "resolve": {"scale": {channel: "independent" for channel in ("color", "opacity", "shape", "size", "stroke")}},
         "title": {"text": title, "subtitle": data.subtitle, "anchor": "start"},
         # What the HTML page needs beyond Vega-Lite: its <title>, and the label layout for each plot size it may
-        # show so the chart fills the window (render/chart_files.py).
+        # show so the chart fills the window (render/chart/chart_files.py).
         # Stacked under a narrow plot, the bars name their kernels on the right: names on the left would set the
         # column's left edge and push the plot right by their width.
         "usermeta": {"title": page_title(ctx), "fit": {"view": "roofline", "sizes": list(data.fits), "stacked": {

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline 
 
 
 # Each column with the order it gives way in (lowest `drop` first) and its legend; the rank, the name and the sort
-# key are never dropped (see render/fit.py).
+# key are never dropped (see render/text/fit.py).
 _COLUMNS = (Col("#", drop=None), Col("kernel", "left", drop=None), Col("calls", drop=1, legend="calls: launches"),
             Col("time", drop=7), Col("share", drop=4), Col("FLOP/s", drop=3),
             Col("AI", drop=2, legend="AI: FLOP per DRAM byte"), Col("bound", "left", drop=8),

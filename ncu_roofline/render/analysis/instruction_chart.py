@@ -113,7 +113,7 @@ def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionC
 
 def rank_labels(points: pd.DataFrame, conflicts: pd.DataFrame, plot: Plot, roof_text: str | None,
                 peak: float | None) -> tuple[pd.DataFrame, int]:
-    """Rank numbers placed as the roofline places its own (render/placement.py): beside a point, on no point,
+    """Rank numbers placed as the roofline places its own (render/chart/placement.py): beside a point, on no point,
     no bank-conflict mark, the roof's label or another number. A kernel's points within SHARED_LABEL_PX of each
     other share one number; a spot with no free place beside it stays unnumbered (its tooltip names the kernel)."""
     columns = ["rank", "text", "level", "x", "y"]

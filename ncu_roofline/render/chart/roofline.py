@@ -80,7 +80,7 @@ class ChartData:
     off_scale: tuple[int, ...] = ()  # ranks of drawn kernels left off the axes (far from all the others)
     headroom_unit: tuple[str, float] = ("s", 1.0)  # the bars' unit and its factor from seconds
     fits: tuple[dict, ...] = ()  # per plot size of the page (FIT_WIDTHS_PX): width, height, its label rows
-    panel: MemoryPanel | None = None  # the drawn kernels with bytes and no FLOPs (render/analysis/memory_panel.py)
+    panel: MemoryPanel | None = None  # the drawn kernels with bytes and no FLOPs (render/chart/memory_panel.py)
     leaders: pd.DataFrame | None = None  # a line from a displaced rank number's point to it: rank, x, y, x2, y2
     static_subtitle: list[str] | None = None  # the subtitle of the images (no hover there), where it differs
 

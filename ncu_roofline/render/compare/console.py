@@ -31,7 +31,7 @@ VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "
 
 
 # The rank, the name, the verdict, Δ time (the sort key, in %) and Δ of roof are never dropped; the others give way
-# lowest `drop` first (render/fit.py).
+# lowest `drop` first (render/text/fit.py).
 COLUMNS = (Col("#"), Col("kernel", "left"), Col("verdict", "left", style="markup"), Col("Δ time"),
            Col("Δ of roof", legend="Δ of roof: change of the roofline fraction, in points"),
            Col("base", drop=4), Col("head", drop=5), Col("Δ FLOP/s", drop=2), Col("bound", "left", drop=3),

@@ -2,7 +2,7 @@
 
 A kernel whose FLOP/s is zero or unknown on both sides has no point on the log-log roofline, yet its time can be
 what a gate judged (a copy or a halo exchange getting slower). Like the analyze chart's panel
-(render/analysis/memory_panel.py, whose geometry this reuses), each such kernel gets a column, named on the x
+(render/chart/memory_panel.py, whose geometry this reuses), each such kernel gets a column, named on the x
 axis, and per memory level an arrow from its base bytes/s to its head bytes/s (hollow base mark, filled head
 mark, coloured by verdict), with the head run's memory roofs as horizontal lines. Under the roofline, as wide.
 """

@@ -3,7 +3,7 @@
 Takes the placed points (model.place) and each GPU's peaks as plain data; knows nothing of ncu. Each GPU gets
 its DRAM diagonal and the compute roofs its points run on; each point sits on its GPU's roofline at
 (ai, attainable FLOP/s), shaped by workload, so "the same decode step on A100, H100, H200" is one picture.
-The chart is a Vega-Lite spec written as plain data (render/vegalite.py says why); files go through
+The chart is a Vega-Lite spec written as plain data (render/chart/vegalite.py says why); files go through
 `chart_files.write_chart` (spec, offline HTML, SVG/PNG).
 """
 

@@ -1,4 +1,4 @@
-"""The model chart's roofs and where their labels go, placed as the roofline's are (render/placement.py).
+"""The model chart's roofs and where their labels go, placed as the roofline's are (render/chart/placement.py).
 
 Each GPU has its DRAM diagonal (from the plot's lower or left edge up to its highest drawn compute roof) and the
 compute roofs its points run on (from that GPU's ridge to the right edge). Every roof gets a label naming its GPU,
