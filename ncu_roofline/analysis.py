@@ -96,6 +96,19 @@ class Analysis:
         """Launches in the run (a launch row of a merged capture may stand for several)."""
         return int(self.launches["launches"].sum()) if len(self.launches) else 0
 
+    def totals(self) -> dict:
+        """The run's totals (pipeline/totals.py): what the terminal and Markdown summaries state."""
+        from .pipeline.totals import run_totals
+
+        return run_totals(self.kernels, self.launches)
+
+    def append_to_history(self, directory: str | Path, *, run_id: str, labels: dict[str, str] | None = None,
+                          replace: bool = False) -> list[Path]:
+        """This run appended to the history dataset in `directory` (history/store.py) as run `run_id`."""
+        from .history.store import append_analysis
+
+        return append_analysis(Path(directory), self, run_id=run_id, labels=labels, replace=replace)
+
     def bundle(self, *, formats: Iterable[str] = (), top: int = 20, precisions: Iterable[str] = ()):
         """The files `-o DIR` holds (render/analysis/outputs.py), rendered, not yet written: a `Bundle`."""
         from .render.analysis.outputs import AnalysisTables, analysis_bundle

@@ -112,9 +112,7 @@ def analyze(
             (summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md))),
             (json_out, lambda: result.json(top=rows or 10))])
         if history is not None:
-            from ..history.store import append_analysis
-
-            append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
+            result.append_to_history(history, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write(to_stdout)
         if rows and str(json_out) != "-":
             _print_run(result, rows=rows, sort=sort, wide=wide, verbose=verbose)
@@ -130,7 +128,6 @@ def analyze(
 def _print_run(result, *, rows: int, sort: str, wide: bool = False, verbose: bool = False) -> None:
     """The terminal summary: the top kernels, the run's totals, its notes, and the analytic points' matches."""
     from ..core.vocabulary import counted
-    from ..pipeline.totals import run_totals
     from ..render.analysis.console import note_lines, print_summary
     from ..render.analysis.markdown import totals_sentence
 
@@ -139,7 +136,7 @@ def _print_run(result, *, rows: int, sort: str, wide: bool = False, verbose: boo
                   title=f"{counted(len(result.kernels), 'kernel')}, "
                         f"{counted(result.launch_count, 'launch', 'launches')} — top {min(rows, len(result.kernels))} "
                         f"by {by}")
-    say(totals_sentence(run_totals(result.kernels, result.launches)) + ".")
+    say(totals_sentence(result.totals()) + ".")
     for line in note_lines(result.notes, width=stdout.width, verbose=verbose):
         say(line, soft_wrap=True)
     if result.model_points is not None:

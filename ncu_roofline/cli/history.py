@@ -48,7 +48,7 @@ def history(
 ) -> None:
     """Per-kernel trends over the runs of a history folder; noise-aware gates on the newest run."""
     from ..history.bands import BandOptions
-    from ..history.store import dataset_files, parse_labels
+    from ..history.store import parse_labels
     from ..pipeline.gates import parse_gates
 
     with user_errors():
@@ -63,29 +63,18 @@ def history(
         if sql is not None:
             _print_sql(directory, sql, json_out)
             return
-        from ..history.report import load_history
-        from ..history.series import wide_values
         from ..render.history.console import print_history
-        from ..render.history.json_summary import history_json
-        from ..render.history.markdown import history_markdown
-        from ..render.history.outputs import history_bundle
+        from ..trends import trends
 
-        result = load_history(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=options,
-                              min_time_s=min_time)
+        result = trends(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=options,
+                        min_time_s=min_time)
         _print_notes(result.notes)
-        metadata = result.metadata()
-        time_wide = wide_values(result.series, "time_s", len(result.runs))
-        written, to_stdout = write_run(dataset_files(directory), out, lambda: history_bundle(
-            runs=result.runs, summary=result.summary, series=result.series, gates=result.gates, metadata=metadata,
+        written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
             formats=formats, top=top, window=window, band_name=band), [
-            (summary_md, lambda: history_markdown(result.summary, time_wide, result.gates, metadata=metadata,
-                                                  runs=len(result.runs), newest_run_id=result.newest_run_id,
-                                                  top=rows or 10)),
-            (json_out, lambda: history_json(result.runs, result.summary, result.series, result.gates,
-                                            metadata=metadata))])
+            (summary_md, lambda: result.markdown(top=rows or 10)), (json_out, result.json)])
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
-            print_history(result.summary, time_wide, result.gates, runs=len(result.runs),
+            print_history(result.summary, result.time_wide(), result.gates, runs=len(result.runs),
                           newest_run_id=result.newest_run_id, top=rows, console=stdout, wide=wide)
             say_written(written)
     if not result.passed:
