@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE
+from ...core.vocabulary import APP_HEADROOM, APP_TIME
+from ...pipeline.totals import sol_complete
 from ..text.fit import Col, fit_table
 from ..text.numbers import (
     INCOMPLETE_LEGEND,
@@ -50,7 +51,7 @@ SORT_COLUMNS = {"headroom": "headroom", "time": "time", "fraction": "of roof", "
 def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
     import pandas as pd  # noqa: F811 - imported here so `ncu-roofline ceilings` starts without pandas
 
-    complete = _complete(kernels.head(top))
+    complete = sol_complete(kernels.head(top)).tolist()
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         pct(row.time_share), fmt_si(row.flop_per_s, "FLOP/s"),
@@ -61,11 +62,6 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
           else ()),
         limiter_word(getattr(row, "limiter", None)),
     ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]
-
-
-def _complete(kernels: pd.DataFrame) -> list[object]:
-    """Each row's `sol_complete` (True where the table predates the column)."""
-    return kernels[SOL_COMPLETE].tolist() if SOL_COMPLETE in kernels else [True] * len(kernels)
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120,
@@ -85,7 +81,7 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
         # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
         return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
 
-    legend = INCOMPLETE_LEGEND if any(map(incomplete, _complete(shown))) else ""
+    legend = INCOMPLETE_LEGEND if any(map(incomplete, sol_complete(shown).tolist())) else ""
     return fit_table(columns, rows, width, title=title, name_index=1, names=names, footer=legend, wide=wide,
                      hint="`--wide` prints every column; `-o DIR` then `ncu-roofline show DIR RANK` one kernel's "
                           "numbers").table

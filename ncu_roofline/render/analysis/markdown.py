@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, SOL_COMPLETE, ai_column, counted, display
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
 from ...pipeline.app_weight import AppWeighting
-from ...pipeline.totals import run_totals
+from ...pipeline.totals import run_totals, sol_complete
 from ..text.numbers import (
     INCOMPLETE_LEGEND,
     format_number,
@@ -83,7 +83,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     ]
     app = APP_HEADROOM in kernels
     shown = kernels.head(top)
-    complete = shown[SOL_COMPLETE].tolist() if SOL_COMPLETE in shown else [True] * len(shown)
+    complete = sol_complete(shown).tolist()
     lines += compact_table(shown, complete, app=app)
     if any(map(incomplete, complete)):
         lines += ["", INCOMPLETE_LEGEND + "."]

@@ -14,7 +14,6 @@ from ...core.vocabulary import (
     FALLBACK_PRECISION,
     LEVELS,
     PRECISIONS,
-    SOL_COMPLETE,
     TENSOR_TERMS,
     TERMS,
     UNKNOWN_BOUND,
@@ -24,6 +23,7 @@ from ...core.vocabulary import (
 )
 from . import vegalite as vl
 from .layout import TextLayout, domains, layout_texts, ridge_frame, roof_segments, size_of
+from ...pipeline.totals import sol_complete
 from ...roofs.peaks import run_peaks
 from ..text.numbers import format_si
 from ..text.numbers import positive as _positive
@@ -188,8 +188,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         **({"in_panel": in_panel[kept.index].to_numpy()} if in_panel.any() else {}),
         "in_bars": in_bars[kept.index].to_numpy(),
         # headroom from a speed of light that lacks terms: an upper bound, drawn pale with a dashed outline
-        "upper_bound": ~kept[SOL_COMPLETE].astype(bool).to_numpy() if SOL_COMPLETE in kept
-        else np.zeros(len(kept), dtype=bool),
+        "upper_bound": ~sol_complete(kept).to_numpy(),
     }).reset_index(drop=True)
 
     drawn = table[on_roofline]

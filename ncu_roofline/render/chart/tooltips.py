@@ -16,13 +16,13 @@ from ...core.vocabulary import (
     DISPLAY,
     LEVELS,
     PRECISIONS,
-    SOL_COMPLETE,
     UNKNOWN_BOUND,
     ai_column,
     bytes_column,
     display,
     flop_column,
 )
+from ...pipeline.totals import sol_complete
 from ..text.numbers import (
     format_number,
     format_si,
@@ -94,7 +94,7 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
             drawn = format_si(drawn_roofs[key], unit)
             own = drawn if own in (drawn, "—") else f"{drawn} drawn · {own} at this kernel's clock"
         binding.append("—" if term is None else f"{display(key)} {own}")
-    complete = kept[SOL_COMPLETE].tolist() if SOL_COMPLETE in kept else [True] * len(kept)
+    complete = sol_complete(kept).tolist()
     bound = [DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND for b in kept["bound"]]
     grid_block = _known_text(kept["grid"]) + " × " + _known_text(kept["block"])
     return {
