@@ -192,7 +192,7 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
     def clean() -> None:
         shutil.rmtree(out, ignore_errors=True)
 
-    # Warm the Vega bundle cache (render/vega_bundle.py) and the file cache once; the timed runs are what a user
+    # Warm the Vega bundle cache (render/chart/vega_bundle.py) and the file cache once; the timed runs are what a user
     # gets from the second run on.
     measure([*cli, "analyze", str(EXAMPLE), "-o", str(out)])
 

@@ -76,7 +76,7 @@ class Analysis:
                               model_pairs=self.model_pairs)
 
     def chart_context(self, top: int = 20):
-        from .render.analysis.chart import ChartContext
+        from .render.chart.context import ChartContext
 
         devices = self.kernels["device_name"].dropna().unique().tolist() if len(self.kernels) else []
         sources = self.kernels["ceiling_source"].dropna().unique().tolist() if len(self.kernels) else []
@@ -98,6 +98,19 @@ class Analysis:
         """Launches in the run (a launch row of a merged capture may stand for several)."""
         return int(self.launches["launches"].sum()) if len(self.launches) else 0
 
+    def totals(self) -> dict:
+        """The run's totals (pipeline/totals.py): what the terminal and Markdown summaries state."""
+        from .pipeline.totals import run_totals
+
+        return run_totals(self.kernels, self.launches)
+
+    def append_to_history(self, directory: str | Path, *, run_id: str, labels: dict[str, str] | None = None,
+                          replace: bool = False) -> list[Path]:
+        """This run appended to the history dataset in `directory` (history/store.py) as run `run_id`."""
+        from .history.store import append_analysis
+
+        return append_analysis(Path(directory), self, run_id=run_id, labels=labels, replace=replace)
+
     def bundle(self, *, formats: Iterable[str] = (), top: int = 20, precisions: Iterable[str] = ()):
         """The files `-o DIR` holds (render/analysis/outputs.py), rendered, not yet written: a `Bundle`."""
         from .render.analysis.outputs import AnalysisTables, analysis_bundle
@@ -113,7 +126,7 @@ class Analysis:
 
     def json(self, *, top: int | None = None) -> str:
         """The JSON summary (docs/json-schema.md)."""
-        from .render.jsonout import analysis_json
+        from .render.analysis.json_summary import analysis_json
 
         return analysis_json(self.kernels, self.launches, self.metadata(), top=top, model_points=self.model_points,
                              app=self.app.summary(top=top) if self.app is not None else None)

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import ncu_roofline
 from ncu_roofline.cli import app
 from ncu_roofline.roofs.gpu_table import load_gpu_table, match_gpu
-from ncu_roofline.render.analysis.chart import chart_data
+from ncu_roofline.render.chart.roofline import chart_data
 from ncu_roofline.roofs.peaks import ridge_points
 from ncu_roofline.roofs.user_file import load_user_ceilings
 from ncu_roofline.core.vocabulary import LEVELS, display, peak_bytes_column

@@ -15,19 +15,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.render import chart_files
+from ncu_roofline.render.chart import chart_files
 from ncu_roofline.core import files as files_module
-from ncu_roofline.render.analysis.chart import (
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.roofline import (
     BARS_WIDTH_PX,
     ROOFLINE_HEIGHT_PX,
     ROOFLINE_WIDTH_PX,
-    ChartContext,
     chart_data,
-    format_si,
-    roofline_spec,
     shared_peaks,
 )
-from ncu_roofline.render.chart_files import spec_text, write_chart
+from ncu_roofline.render.chart.context import ChartContext
+from ncu_roofline.render.text.numbers import format_si
+from ncu_roofline.render.chart.chart_files import spec_text, write_chart
 from ncu_roofline.core.kernel_names import short_kernel_name
 
 # An A100-like GPU: the values the roofs must carry.

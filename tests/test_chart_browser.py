@@ -14,8 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
-from ncu_roofline.render.chart_files import write_chart
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.roofline import chart_data
+from ncu_roofline.render.chart.context import ChartContext
+from ncu_roofline.render.chart.chart_files import write_chart
 
 CHROMIUM = Path("/usr/bin/chromium")
 sync_api = pytest.importorskip("playwright.sync_api")

@@ -14,10 +14,12 @@ import pandas as pd
 import pytest
 from test_chart import ELEMENTWISE, kernel_row
 
-from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
-from ncu_roofline.render.chart_files import render, spec_text, static_variant
-from ncu_roofline.render.layout import coincident_clusters, group_text, layout_texts
-from ncu_roofline.render.placement import (
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.roofline import chart_data
+from ncu_roofline.render.chart.context import ChartContext
+from ncu_roofline.render.chart.chart_files import render, spec_text, static_variant
+from ncu_roofline.render.chart.layout import coincident_clusters, group_text, layout_texts
+from ncu_roofline.render.chart.placement import (
     Board,
     Plot,
     box,

@@ -12,13 +12,14 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ncu_roofline.render import chart_files
-from ncu_roofline.render.analysis.chart import ChartContext, roofline_spec
-from ncu_roofline.render.vegalite import VL_CONVERT_VERSION
+from ncu_roofline.render.chart import chart_files
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.context import ChartContext
+from ncu_roofline.render.chart.vegalite import VL_CONVERT_VERSION
 
 # Of 255 per channel: anti-aliasing may differ between two rasterisations, drawing may not. The PNG made from the
-# SVG draws a stroke that crosses the plot's edge as the polygon it covers (render/png_clips.py): the edge pixels of
-# such a line may differ by up to 16, and only a few pixels in ten thousand by more than 4.
+# SVG draws a stroke that crosses the plot's edge as the polygon it covers (render/chart/png_clips.py): the edge
+# pixels of such a line may differ by up to 16, and only a few pixels in ten thousand by more than 4.
 TOLERANCE = 16
 RARE_TOLERANCE, RARE_SHARE = 4, 1e-4
 

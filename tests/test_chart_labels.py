@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
-from ncu_roofline.render.chart_files import write_chart
-from ncu_roofline.render.layout import domains, off_scale_ranks
-from ncu_roofline.render.analysis.tooltips import time_unit
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.roofline import chart_data
+from ncu_roofline.render.chart.context import ChartContext
+from ncu_roofline.render.chart.chart_files import write_chart
+from ncu_roofline.render.chart.layout import domains, off_scale_ranks
+from ncu_roofline.render.chart.tooltips import time_unit
 from ncu_roofline.core.kernel_labels import display_name, distinct_labels, fold_inputs
 
 SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "ncu-samples"
@@ -136,7 +138,7 @@ def test_the_page_has_a_title_naming_gpu_and_input(tmp_path):
 def test_every_bound_the_ranking_can_give_has_a_bar_colour():
     """A bound missing from the colour domain draws no headroom bar at all (a type-split capture's `tensor_fp16`
     once did exactly that): every term of the speed of light, tensor input types included, has a colour."""
-    from ncu_roofline.render.analysis.chart import BOUND_COLOURS
+    from ncu_roofline.render.chart.roofline import BOUND_COLOURS
     from ncu_roofline.core.vocabulary import ALL_TERMS, display
 
     assert {display(t.key) for t in ALL_TERMS} <= set(BOUND_COLOURS)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ncu_roofline.render.placement import overlaps
+from ncu_roofline.render.chart.placement import overlaps
 
 CHROMIUM = Path("/usr/bin/chromium")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -119,7 +119,7 @@ def _svgs(analysed: list[tuple[str, object, int]], tmp: Path) -> list[tuple[str,
     (named "instruction roofline: NAME")."""
     from ncu_roofline.render.analysis.chart import roofline_spec
     from ncu_roofline.render.analysis.instruction_chart import has_instruction_data, instruction_roofline_spec
-    from ncu_roofline.render.chart_files import write_chart
+    from ncu_roofline.render.chart.chart_files import write_chart
 
     out = []
     for index, (name, result, top) in enumerate(analysed):
@@ -213,12 +213,12 @@ def test_every_shared_sample_at_top_20_has_no_overlapping_texts(laid_out):
 
 
 def test_every_instruction_roofline_number_sits_on_no_point(analysed):
-    """The placement's own boxes (render/placement.py) of each rank number against each point's disc, and every
+    """The placement's own boxes (render/chart/placement.py) of each rank number against each point's disc, and every
     drawn kernel has a number or is counted as unnumbered."""
     from test_instruction_chart_labels import boxes_px
 
     from ncu_roofline.render.analysis.instruction_chart import has_instruction_data, instruction_chart_data
-    from ncu_roofline.render.placement import box
+    from ncu_roofline.render.chart.placement import box
 
     bad = {}
     for name, result, top in analysed:
@@ -247,7 +247,7 @@ def test_a_roof_label_slides_back_into_view_when_zoomed(tmp_path):
     (lower left) leaves the view; the label must come back inside the plot, on its roof and along it."""
     from ncu_roofline import analyze
     from ncu_roofline.render.analysis.chart import roofline_spec
-    from ncu_roofline.render.chart_files import write_chart
+    from ncu_roofline.render.chart.chart_files import write_chart
 
     example = Path(__file__).resolve().parents[1] / "fixtures" / "example_h100_raw.csv"
     result = analyze(example)

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from ncu_roofline import analyze
-from ncu_roofline.render.analysis.chart import FIT_WIDTHS_PX, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, fit_height, roofline_spec
-from ncu_roofline.render.chart_files import spec_text, write_chart
+from ncu_roofline.render.analysis.chart import roofline_spec
+from ncu_roofline.render.chart.roofline import FIT_WIDTHS_PX, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, fit_height
+from ncu_roofline.render.chart.chart_files import spec_text, write_chart
 
 from conftest import FIXTURES
 from test_chart_overlap import ARGS, CHROMIUM, CLIMATE, QUADS, V100, overlapping_pairs

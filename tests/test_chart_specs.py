@@ -1,5 +1,5 @@
-"""The compare, model and history charts are plain Vega-Lite dicts (render/vegalite.py): nothing checks them at run
-time, so these tests do what Altair's validation used to do, and a little more. Each spec validates against the
+"""The compare, model and history charts are plain Vega-Lite dicts (render/chart/vegalite.py): nothing checks them
+at run time, so these tests do what Altair's validation used to do, and a little more. Each spec validates against the
 Vega-Lite schema Altair ships, every view reads a dataset the spec carries, and every selection names a view
 that exists (a misspelt dataset or view name draws an empty chart or a dead hover, without an error).
 
@@ -30,7 +30,7 @@ from ncu_roofline.model.workloads import gemm, layernorm
 from ncu_roofline.render.compare.chart import compare_chart
 from ncu_roofline.render.history.chart import history_chart
 from ncu_roofline.render.model.chart import model_chart
-from ncu_roofline.render.vegalite import SCHEMA_URL, VL_CONVERT_VERSION
+from ncu_roofline.render.chart.vegalite import SCHEMA_URL, VL_CONVERT_VERSION
 
 from conftest import FIXTURES
 
@@ -176,7 +176,7 @@ def test_the_vega_lite_version_is_one_vl_convert_renders():
     """Specs say which Vega-Lite they are written against; vl-convert (images, the page's bundle) must ship it."""
     import vl_convert
 
-    from ncu_roofline.render.vegalite import SCHEMA_URL, VEGALITE_VERSION, VL_CONVERT_VERSION
+    from ncu_roofline.render.chart.vegalite import SCHEMA_URL, VEGALITE_VERSION, VL_CONVERT_VERSION
 
     major_minor = ".".join(VEGALITE_VERSION.split(".")[:2])  # "6.4.1" -> "6.4", vl-convert's "v6_4"
     assert VL_CONVERT_VERSION == "v" + major_minor.replace(".", "_")

@@ -130,7 +130,7 @@ def test_markdown_links_the_chart_relative_to_the_summary_and_names_the_gpu(tmp_
 
 
 def test_one_precision_chart_plots_that_precisions_work_over_its_own_roof(example, tmp_path):
-    from ncu_roofline.render.analysis.chart import chart_data
+    from ncu_roofline.render.chart.roofline import chart_data
     from ncu_roofline.render.analysis.precision_view import precision_view
 
     table = example.kernels.assign(flop_fp16=0.0, flop_fp32=0.0)

@@ -183,3 +183,22 @@ def test_sql_runs_over_both_views_and_a_bad_query_is_one_line(tmp_path, example)
     assert bad.stderr.count("\n") == 1
     empty = runner.invoke(app, ["history", str(tmp_path / "missing")])
     assert empty.exit_code == 2 and "no such history folder" in empty.stderr
+
+
+def test_the_history_facade_reads_back_what_the_analysis_facade_appended(tmp_path, example):
+    """`Analysis.append_to_history` then `trends(DIR)`: the History façade beside Analysis and Comparison. Its
+    series hold each appended run's kernel times (the analysis' own table is the reference), its JSON names both
+    runs, and its bundle is the files the registry lists for history."""
+    from ncu_roofline.render.outputs import names
+    from ncu_roofline.trends import trends
+
+    example.append_to_history(tmp_path, run_id="first", labels={"branch": "main"})
+    example.append_to_history(tmp_path, run_id="second", labels={"branch": "main"})
+    history = trends(tmp_path, labels={"branch": "main"})
+    assert history.runs["run_id"].astype(str).tolist() == ["first", "second"]
+    newest = history.series[history.series["run_id"].astype(str) == "second"]
+    assert sorted(newest["time_s"].tolist()) == pytest.approx(sorted(example.kernels["time_s"].tolist()))
+    assert [r["run_id"] for r in json.loads(history.json())["runs"]] == ["first", "second"]
+    assert history.passed and history.input_paths
+    files = set(history.bundle().files)
+    assert files <= set(names("history")) and {"history.parquet", "history.json", "history.html"} <= files

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ncu_roofline.render.history.chart import history_chart
-from ncu_roofline.render.numbers import time_scale
+from ncu_roofline.render.text.numbers import time_scale
 
 
 def frames(times_s: list[float], band: tuple[float, float]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

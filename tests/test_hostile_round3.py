@@ -151,7 +151,7 @@ def test_any_finite_float_is_formatted():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from ncu_roofline.render.numbers import format_number, format_si
+    from ncu_roofline.render.text.numbers import format_number, format_si
 
     assert format_si(2e-310, "s") == "2.00e-310 s"  # a denormal: below every SI prefix
     assert format_si(sys.float_info.max, "FLOP/s") == "1.80e+308 FLOP/s"
@@ -171,7 +171,7 @@ def test_any_finite_float_is_formatted():
 
 def test_a_percentage_is_written_one_way_and_unknown_or_infinite_is_a_dash():
     """numbers.pct / signed_pct: every table, tooltip, memory panel and chart text ('72.0%', not also '72.0 %')."""
-    from ncu_roofline.render.numbers import pct, signed_pct
+    from ncu_roofline.render.text.numbers import pct, signed_pct
 
     assert (pct(0.123), pct(1.0), pct(0.0)) == ("12.3%", "100.0%", "0.0%")  # 0.123 x 100 = 12.3
     assert (signed_pct(20.0), signed_pct(-6.25), signed_pct(0.0)) == ("+20.0%", "-6.2%", "+0.0%")  # .1f rounds half even

@@ -1,4 +1,4 @@
-"""Images are drawn with the Liberation Sans vl-convert bundles where it covers the text (render/image_fonts.py):
+"""Images are drawn with the Liberation Sans vl-convert bundles where it covers the text (render/chart/image_fonts.py):
 the font database is built without the system fonts at the first conversion, and gets them back for a spec with
 characters the bundled font lacks."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ncu_roofline.render import image_fonts
+from ncu_roofline.render.chart import image_fonts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ def test_the_bundled_fonts_alone_draw_text():
     pytest.importorskip("vl_convert")
     script = (
         "import os, sys, vl_convert\n"
-        "from ncu_roofline.render import image_fonts\n"
+        "from ncu_roofline.render.chart import image_fonts\n"
         "svg = ('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"30\">'\n"
         "       '<rect width=\"120\" height=\"30\" fill=\"white\"/>'\n"
         "       '<text x=\"5\" y=\"20\" font-family=\"sans-serif\" font-size=\"16px\">Roofline</text></svg>')\n"

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from ncu_roofline.render.analysis.instruction_chart import instruction_chart_data, instruction_roofline_spec
-from ncu_roofline.render.chart_files import write_chart
+from ncu_roofline.render.chart.chart_files import write_chart
 
 CHROMIUM = Path("/usr/bin/chromium")
 sync_api = pytest.importorskip("playwright.sync_api")

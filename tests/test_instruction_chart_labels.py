@@ -1,4 +1,4 @@
-"""The instruction roofline's rank numbers: placed as the roofline's (render/placement.py), one per spot of a
+"""The instruction roofline's rank numbers: placed as the roofline's (render/chart/placement.py), one per spot of a
 kernel, on no point and no other text. On the shared samples, in Chromium: tests/test_chart_overlap.py.
 
 Before, every point carried its rank at a fixed offset: a kernel's L2 and DRAM points a few pixels apart printed
@@ -14,7 +14,7 @@ import pandas as pd
 
 from ncu_roofline.render.analysis.instruction_chart import (
     HEIGHT, POINT_SIZE, RANK_FONT, WIDTH, instruction_chart_data, instruction_roofline_spec)
-from ncu_roofline.render.placement import Plot, box, overlaps, text_size
+from ncu_roofline.render.chart.placement import Plot, box, overlaps, text_size
 
 BASE = {"grid": "(80, 1, 1)", "block": "(256, 1, 1)", "peak_warp_gips": 400.0, "peak_bytes_per_s_dram": 1e12,
         "peak_bytes_per_s_l2": 4e12, "peak_bytes_per_s_l1": 16e12, "int_ops": math.nan, "launches": 1,

@@ -170,7 +170,7 @@ def test_cli_model_writes_chart_and_parquet(tmp_path):
 
 def test_cli_model_outputs_land_together_or_not_at_all(tmp_path, monkeypatch):
     """A PNG export that fails leaves the folder as it was: model.parquet is not written ahead of the charts."""
-    from ncu_roofline.render import chart_files
+    from ncu_roofline.render.chart import chart_files
     real_render = chart_files.render
 
     def fail_on_png(spec, fmt):
@@ -190,7 +190,7 @@ def test_cli_model_outputs_land_together_or_not_at_all(tmp_path, monkeypatch):
 def test_cli_model_json_file_lands_with_the_charts_or_not_at_all(tmp_path, monkeypatch):
     """`--json FILE` is one of the run's files: a chart that fails leaves the previous JSON as it was (it was
     written ahead of the charts before the model command used the output set of the other commands)."""
-    from ncu_roofline.render import chart_files
+    from ncu_roofline.render.chart import chart_files
     real_render = chart_files.render
     summary = tmp_path / "points.json"
     summary.write_text("the previous run's")

@@ -16,12 +16,12 @@ import pytest
 from ncu_roofline.model.llm import llm
 from ncu_roofline.model.place import place_points, table_roofs, workloads_frame
 from ncu_roofline.model.workloads import gemm, layernorm
-from ncu_roofline.render.analysis.chart import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX
-from ncu_roofline.render.layout import ROOF_FONT
+from ncu_roofline.render.chart.roofline import ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX
+from ncu_roofline.render.chart.layout import ROOF_FONT
 from ncu_roofline.render.model.chart import model_chart
-from ncu_roofline.render.model.roof_labels import POINT_RADIUS_PX, short_gpu_names
-from ncu_roofline.render.numbers import format_si
-from ncu_roofline.render.placement import Plot, box, overlaps, text_size
+from ncu_roofline.render.chart.gpu_roof_labels import POINT_RADIUS_PX, short_gpu_names
+from ncu_roofline.render.text.numbers import format_si
+from ncu_roofline.render.chart.placement import Plot, box, overlaps, text_size
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
 
@@ -199,7 +199,7 @@ def test_no_two_texts_of_the_drawn_model_charts_overlap(decode, tmp_path):
     pytest.importorskip("playwright.sync_api")
     from test_chart_overlap import offline_tab, overlapping_pairs
 
-    from ncu_roofline.render.chart_files import write_chart
+    from ncu_roofline.render.chart.chart_files import write_chart
 
     specs = {"decode": decode, "gemm": spec_for(["H100 SXM", "H200"], [gemm(1024, 1024, 1024, "fp32")]),
              "three": spec_for(["NVIDIA A100-SXM4-80GB", "H100 SXM", "B200"],

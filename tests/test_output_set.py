@@ -9,6 +9,7 @@ SIGTERM or SIGINT, exactly mid-write.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,9 +18,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ncu_roofline.cli import app
+from ncu_roofline.cli import app, run_command_line
 from ncu_roofline.core.errors import InputError
-from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, Bundle, OutputSet, chart_formats
+from ncu_roofline.render.bundle import TEST_PAUSE_VARIABLE, Bundle, OutputSet
+from ncu_roofline.render.outputs import chart_formats
 
 from conftest import FIXTURES
 
@@ -89,7 +91,6 @@ def test_an_uninterrupted_run_replaces_the_whole_set(tmp_path):
     (["--summary-md", "{out}/roofline.html"], "--summary-md names a file that -o {out} (its roofline.html) also"),
     (["--json", "{tmp}/s.md", "--summary-md", "{tmp}/s.md"], "--json names a file that --summary-md also writes"),
     (["--json", "{tmp}"], "--json names a folder"),
-    (["-o", ""], "-o was given an empty path"),
 ])
 def test_bad_options_are_refused_before_anything_is_written(tmp_path, args, reason):
     out = tmp_path / "out"
@@ -112,13 +113,57 @@ EMPTY_PATH_COMMANDS = {"analyze": ["analyze", str(SECOND)], "compare": ["compare
                                          for option in ("-o", "--json", "--summary-md", "--ceilings")
                                          if (name, option) not in {("model", "--summary-md"),  # model has none
                                                                    ("history", "--ceilings")}])  # nor history
-def test_an_empty_path_is_refused_by_every_command_in_the_same_words(tmp_path, name, option):
-    """cli/common.py's one check: an unset variable (`--summary-md ""`) never means the current folder."""
+def test_an_empty_path_is_refused_by_every_command_in_the_same_words(tmp_path, capsys, name, option):
+    """cli/common.py's one check, the type of every path parameter: an unset variable (`--summary-md ""`) never
+    means the current folder. Refused while the command line is parsed, so through cli.run_command_line."""
     command = [a.format(tmp=tmp_path) for a in EMPTY_PATH_COMMANDS[name]]
-    result = CliRunner().invoke(app, [*command, option, ""])
-    assert result.exit_code == 2, result.output
-    assert result.output.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
+    assert run_command_line([*command, option, ""]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,name", [
+    (["batch", ""], "the inputs argument"), (["batch", str(SECOND), "--history", ""], "--history"),
+    (["history", ""], "the directory argument"), (["show", "", "1"], "the outdir argument"),
+    (["analyze", ""], "the inputs argument"), (["compare", str(SECOND), ""], "the head argument"),
+    (["model", "points", ""], "the file argument"), (["compare", str(SECOND), str(SECOND), "--nsys", ""], "--nsys"),
+])
+def test_an_empty_path_argument_never_means_the_current_folder(tmp_path, monkeypatch, capsys, args, name):
+    """`batch "" --history h` once analysed every export in the current folder; `history ""` and `show ""` read
+    it. An empty argument is refused in one line, exit 2, and nothing is read or written."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SECOND, tmp_path / "run.csv")  # what an empty path taken as "." would have found
+    assert run_command_line(args) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == f"ncu-roofline: error: {name} was given an empty path ('')"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
+
+
+# Every parameter of the command line that names a file or folder, listed here by hand (not read off the code).
+PATH_PARAMETERS = {
+    "analyze": {"inputs", "out_arg", "ceilings", "summary_md_arg", "json_arg", "history_arg", "points_arg", "nsys"},
+    "batch": {"inputs", "history_arg", "ceilings", "nsys"},
+    "compare": {"base", "head", "out_arg", "ceilings", "summary_md_arg", "json_arg", "nsys"},
+    "history": {"directory", "out_arg", "summary_md_arg", "json_arg"},
+    "show": {"outdir"},
+    "model points": {"file", "json_out", "out", "ceilings"},
+}
+
+
+def test_every_path_parameter_has_the_path_type():
+    """The empty-path check is applied by type: each path parameter of each command is declared PATH."""
+    import typer
+
+    from ncu_roofline.cli.common import PathText
+
+    root = typer.main.get_command(app)
+    for path, expected in PATH_PARAMETERS.items():
+        command = root
+        for word in path.split():
+            command = command.commands[word]
+        typed = {p.name for p in command.params if isinstance(p.type, PathText)}
+        assert expected <= typed, (path, sorted(expected - typed))
 
 
 def test_compare_bad_options_are_refused_before_anything_is_written(tmp_path):
@@ -231,14 +276,15 @@ def test_an_unknown_format_is_refused_the_same_way_by_the_library():
     (["analyze", str(SECOND)], "--history"), (["analyze", str(SECOND)], "--points"),
     (["batch", str(SECOND)], "--history"),
 ])
-def test_an_empty_history_or_points_path_never_means_the_current_folder(tmp_path, monkeypatch, command, option):
+def test_an_empty_history_or_points_path_never_means_the_current_folder(tmp_path, monkeypatch, capsys, command,
+                                                                       option):
     """`--history "$UNSET"` once wrote a run into the current folder: typer turned "" into Path('.')."""
     monkeypatch.chdir(tmp_path)
     args = [*command, option, ""] + (["--history", str(tmp_path / "h")] if command[0] == "batch" and
                                       option != "--history" else [])
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 2, result.output
-    assert result.output.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
+    assert run_command_line(args) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == f"ncu-roofline: error: {option} was given an empty path ('')"
     assert list(tmp_path.iterdir()) == []
 
 

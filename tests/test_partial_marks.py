@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ncu_roofline import analyze
 from ncu_roofline.render.analysis.console import print_summary
-from ncu_roofline.render.numbers import format_si
+from ncu_roofline.render.text.numbers import format_si
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ncu_roofline.render.placement import Board, Plot, box, overlaps, place_rank
+from ncu_roofline.render.chart.placement import Board, Plot, box, overlaps, place_rank
 
 
 def brute_force_free(plot: Plot, discs: list[tuple[float, float, float]], placed: list[np.ndarray],
@@ -68,7 +68,7 @@ def test_a_rank_number_goes_right_of_its_point_when_that_is_free():
 
 
 # ---------------------------------------------------------------- place_rank_leader against the one-by-one search
-from ncu_roofline.render.placement import (  # noqa: E402
+from ncu_roofline.render.chart.placement import (  # noqa: E402
     LEADER_DISTANCES_PX,
     _leader_corners,
     leader_box,

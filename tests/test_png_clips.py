@@ -1,4 +1,4 @@
-"""The PNG's SVG with its layers' clipping moved onto their marks (render/png_clips.py) draws the same picture:
+"""The PNG's SVG with its layers' clipping moved onto their marks (render/chart/png_clips.py) draws the same picture:
 marks inside drawn unclipped, marks outside left out, a stroke crossing the edge turned into the polygon it
 covers, anything else clipped on its own, in the same order."""
 
@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from ncu_roofline.render.png_clips import _cut, _path_box, lighter_clips
+from ncu_roofline.render.chart.png_clips import _cut, _path_box, lighter_clips
 
 # A 200 x 120 plot at (20, 10), clipped to its 160 x 100 box like Vega's layers. In drawing order: a red square
 # wholly outside (x 175-195, past the clip's 160 even with the stroke allowance: left out), a blue square across

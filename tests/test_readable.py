@@ -17,7 +17,7 @@ import ncu_roofline
 from ncu_roofline.core.errors import InputError
 from ncu_roofline.core.status import status_in_words
 from ncu_roofline.render.analysis.console import kernel_summary_table, note_lines
-from ncu_roofline.render.fit import MIN_NAME
+from ncu_roofline.render.text.fit import MIN_NAME
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXAMPLE = FIXTURES / "example_h100_raw.csv"
@@ -313,7 +313,7 @@ def test_with_nsys_app_headroom_is_the_kept_sort_key_and_every_line_fits(tmp_pat
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_gpu_table_fits_with_every_roof_in_one_unit_per_kind(width):
-    from ncu_roofline.render.analysis.console import gpu_table
+    from ncu_roofline.render.ceilings.console import gpu_table
     from ncu_roofline.roofs.gpu_table import list_gpus, load_gpu_table
 
     lines = rendered(gpu_table(list_gpus(load_gpu_table()), width=width), width)

@@ -75,7 +75,7 @@ def test_a_file_that_is_no_ncu_table_is_refused_before_the_data_stack_is_importe
 @pytest.mark.slow
 def test_a_run_without_images_does_not_load_vl_convert(tmp_path):
     """Issue #28: the HTML page's bundle is found in the cache by vl-convert's version, read from its metadata
-    (render/vega_bundle.py), so `analyze -o` without `--format svg,png` never loads the 90 MB extension."""
+    (render/chart/vega_bundle.py), so `analyze -o` without `--format svg,png` never loads the 90 MB extension."""
     from conftest import FIXTURES
 
     imported_by("analyze", str(FIXTURES / "example_h100_raw.csv"), "-o", str(tmp_path / "first"))  # the bundle

@@ -1,4 +1,4 @@
-"""The cached Vega bundle (render/vega_bundle.py): same HTML whatever the cache holds, damaged copies rebuilt, an
+"""The cached Vega bundle (render/chart/vega_bundle.py): same HTML whatever the cache holds, damaged copies rebuilt, an
 unusable cache folder never an error, and NCU_ROOFLINE_CACHE_DIR honoured."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 import vl_convert
 
 from ncu_roofline import analyze
-from ncu_roofline.render import vega_bundle
-from ncu_roofline.render.vegalite import VL_CONVERT_VERSION
+from ncu_roofline.render.chart import vega_bundle
+from ncu_roofline.render.chart.vegalite import VL_CONVERT_VERSION
 
 from conftest import FIXTURES
 

@@ -91,7 +91,7 @@ def run_command_line(args: list[str] | None = None) -> int:
             return 1
         if "ClickException" not in names:
             raise
-        from ..render.safe_text import for_terminal
+        from ..render.text.safe_text import for_terminal
 
         ctx = getattr(exc, "ctx", None)
         where = f"; see `{ctx.command_path} --help`" if ctx is not None and "UsageError" in names else ""
@@ -102,7 +102,7 @@ def run_command_line(args: list[str] | None = None) -> int:
 
 
 def _stdout_failed(error: StdoutFailed) -> int:
-    from ..render.safe_text import for_terminal
+    from ..render.text.safe_text import for_terminal
 
     print(f"ncu-roofline: error: {for_terminal(error.line())}", file=sys.stderr)
     return 2

@@ -11,6 +11,7 @@ import typer
 
 from ..core.errors import InputError
 from .common import (
+    PATH,
     CEILINGS,
     CHART_URL,
     CLOCK,
@@ -34,8 +35,10 @@ from .common import (
 
 def analyze(
     # str, not Path: Path("") is ".", and an empty argument (an unset variable) must not mean the current folder
-    inputs: List[str] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write Parquet tables and the chart here."),
+    inputs: List[str] = typer.Argument(..., click_type=PATH,
+                                       help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write Parquet tables and the chart here."),
     gpu: Optional[str] = GPU,
     ceilings: Optional[str] = CEILINGS,
     clock: str = CLOCK,
@@ -47,15 +50,18 @@ def analyze(
                                                                            "matches this glob."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
     chart_url: Optional[str] = CHART_URL,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON summary here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the JSON summary here ('-' for stdout)."),
     open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
-    history_arg: Optional[str] = typer.Option(None, "--history", help="Append this run to the history dataset here."),
+    history_arg: Optional[str] = typer.Option(None, "--history", click_type=PATH,
+                                              help="Append this run to the history dataset here."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
                                                                 "environment, e.g. GITHUB_RUN_ID-ATTEMPT)."),
     label: List[str] = typer.Option([], "--label", help="Label the run in --history, repeatable: key=value."),
     replace: bool = typer.Option(False, "--replace", help="Replace the run if --run-id is already in --history."),
-    points_arg: Optional[str] = typer.Option(None, "--points", help="CSV/TOML of analytic points (name, flop, bytes"
-                                                                 "[, kernel regex]) drawn beside the kernels."),
+    points_arg: Optional[str] = typer.Option(None, "--points", click_type=PATH,
+                                             help="CSV/TOML of analytic points (name, flop, bytes"
+                                                  "[, kernel regex]) drawn beside the kernels."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Write the outputs even when no kernel can be "
                                                                   "placed on a roofline (otherwise exit 2)."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernel groups whose name matches this regex."),
@@ -63,26 +69,27 @@ def analyze(
     sort: str = typer.Option("headroom", "--sort", help="Rank by 'headroom', 'time' or 'fraction' (lowest first)."),
     precision: Optional[str] = typer.Option(None, "--precision", help="Also one chart per precision, e.g. "
                                                                       "fp32,fp16,tensor,fp64 (needs -o)."),
-    nsys: Optional[str] = typer.Option(None, "--nsys", help="Nsight Systems timeline of the run (nsys stats "
-                                       "--report cuda_gpu_kern_sum --format csv, or nsys export --type sqlite): "
-                                       "weight by the whole run's time."),
+    nsys: Optional[str] = typer.Option(None, "--nsys", click_type=PATH,
+                                       help="Nsight Systems timeline of the run (nsys stats "
+                                            "--report cuda_gpu_kern_sum --format csv, or nsys export --type sqlite): "
+                                            "weight by the whole run's time."),
     nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU (deviceId) of a "
                                                                           "multi-GPU --nsys SQLite timeline."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
     verbose: bool = typer.Option(False, "--verbose", help="Run notes in full (with the ncu commands)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
-    from ..render.analysis.outputs import OUTPUT_NAMES
     from ..render.bundle import check_distinct_outputs
+    from ..render.outputs import chart_file, names, planned_charts
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt, out)  # every option is checked before anything is read or written
+        formats = _formats(fmt, out, "analysis")  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)
         chart_link([], None, url=chart_url)  # a malformed --chart-url fails before any input is read
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
+        check_distinct_outputs(out, names("analysis"), {"--summary-md": summary_md, "--json": json_out})
         groups = grouping(group_by)
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -102,16 +109,14 @@ def analyze(
                                   progress=progress, points=points, allow_empty=allow_empty, kernel=kernel,
                                   exclude=exclude, sort=sort, nsys=nsys, nsys_device=nsys_device)
         _warn_unmatched_points(result)
-        planned = [] if out is None else [out / f"roofline.{f}" for f in ("html", *formats)]
+        planned = planned_charts("analysis", out, formats)
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
             formats=formats, top=top, precisions=precisions), [
             (summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md,
                                                                                  url=chart_url))),
             (json_out, lambda: result.json(top=rows or 10))])
         if history is not None:
-            from ..history.store import append_analysis
-
-            append_analysis(history, result, run_id=run_id, labels=labels, replace=replace)
+            result.append_to_history(history, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write(to_stdout)
         if rows and str(json_out) != "-":
             _print_run(result, rows=rows, sort=sort, wide=wide, verbose=verbose)
@@ -121,13 +126,12 @@ def analyze(
         if open_html:
             import webbrowser
 
-            webbrowser.open((out / "roofline.html").resolve().as_uri())
+            webbrowser.open((out / chart_file("analysis", "html")).resolve().as_uri())
 
 
 def _print_run(result, *, rows: int, sort: str, wide: bool = False, verbose: bool = False) -> None:
     """The terminal summary: the top kernels, the run's totals, its notes, and the analytic points' matches."""
     from ..core.vocabulary import counted
-    from ..pipeline.totals import run_totals
     from ..render.analysis.console import note_lines, print_summary
     from ..render.analysis.markdown import totals_sentence
 
@@ -136,7 +140,7 @@ def _print_run(result, *, rows: int, sort: str, wide: bool = False, verbose: boo
                   title=f"{counted(len(result.kernels), 'kernel')}, "
                         f"{counted(result.launch_count, 'launch', 'launches')} — top {min(rows, len(result.kernels))} "
                         f"by {by}")
-    say(totals_sentence(run_totals(result.kernels, result.launches)) + ".")
+    say(totals_sentence(result.totals()) + ".")
     for line in note_lines(result.notes, width=stdout.width, verbose=verbose):
         say(line, soft_wrap=True)
     if result.model_points is not None:
@@ -150,7 +154,7 @@ def _warn_unmatched_points(result) -> None:
         return
     unmatched = result.model_points.loc[result.model_points["matched_kernels"] == 0, "name"].tolist()
     if unmatched:
-        from ..render.safe_text import for_terminal
+        from ..render.text.safe_text import for_terminal
 
         stderr.print(f"ncu-roofline: {len(unmatched)} point(s) match no kernel (drawn unjoined): "
                      + for_terminal(", ".join(unmatched)), markup=False, highlight=False, soft_wrap=True)

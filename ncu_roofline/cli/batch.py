@@ -15,12 +15,14 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
-from .common import CLOCK, GPU, GROUP_BY, checked_text, grouping, path, say, stderr, user_errors, warn
+from .common import PATH, CLOCK, GPU, GROUP_BY, checked_text, grouping, path, say, stderr, user_errors, warn
 
 
 def batch(
-    inputs: List[Path] = typer.Argument(..., help="Reports or exports: files, folders or globs; one run each."),
-    history_arg: str = typer.Option(..., "--history", help="The history folder to append the runs to."),
+    inputs: List[Path] = typer.Argument(..., click_type=PATH,
+                                        help="Reports or exports: files, folders or globs; one run each."),
+    history_arg: str = typer.Option(..., "--history", click_type=PATH,
+                                    help="The history folder to append the runs to."),
     jobs: Optional[int] = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the CPUs not "
                                                                   "already busy, from the load average)."),
     dask: Optional[str] = typer.Option(None, "--dask", help="A Dask scheduler address, or 'local' for a "
@@ -30,12 +32,14 @@ def batch(
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Leave out reports whose run id is "
                                                                       "already in the history."),
     gpu: Optional[str] = GPU,
-    ceilings: Optional[str] = typer.Option(None, "--ceilings", help="TOML file of roofs that override others."),
+    ceilings: Optional[str] = typer.Option(None, "--ceilings", click_type=PATH,
+                                           help="TOML file of roofs that override others."),
     clock: str = CLOCK,
     group_by: str = GROUP_BY,
-    nsys: Optional[str] = typer.Option(None, "--nsys", help="A folder of Nsight Systems timelines, one per "
-                                                             "report: STEM.sqlite, STEM_cuda_gpu_kern_sum.csv "
-                                                             "or STEM.csv (see analyze --nsys)."),
+    nsys: Optional[str] = typer.Option(None, "--nsys", click_type=PATH,
+                                       help="A folder of Nsight Systems timelines, one per "
+                                            "report: STEM.sqlite, STEM_cuda_gpu_kern_sum.csv "
+                                            "or STEM.csv (see analyze --nsys)."),
 ) -> None:
     """One analysis per report, each appended to the history as its own run (id: the file name's stem)."""
     from ..batch import BatchOptions, plan_jobs, run_batch

@@ -22,7 +22,7 @@ def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
     """List the GPUs of the built-in ceiling table."""
     if ctx.invoked_subcommand is not None:
         return
-    from ..render.analysis.console import gpu_table
+    from ..render.ceilings.console import gpu_table
     from ..roofs.gpu_table import list_gpus, load_gpu_table
 
     with user_errors():

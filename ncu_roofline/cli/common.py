@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 import typer
+from typer._click.exceptions import ClickException  # typer 0.28 carries its own click: its types and
+from typer._click.types import ParamType  # exceptions are the ones its parser calls and raises
 from rich.console import Console
 
 from ..core.errors import InputError
-from ..render.safe_text import for_terminal
+from ..render.text.safe_text import for_terminal
 
 PIPE_WIDTH = 160  # logs and pipes get a wide table instead of rich's 80-column default, unless COLUMNS says
 
@@ -125,12 +127,12 @@ def grouping(group_by: str) -> dict[str, str]:
     return {"group_by": group_by}
 
 
-def _formats(value: Optional[str], out: Optional[Path]) -> list[str]:
+def _formats(value: Optional[str], out: Optional[Path], subject: Optional[str] = None) -> list[str]:
     """Extra chart formats, checked before anything is read or written (render/bundle.py: the one check of the
     names); without -o there is nowhere to write them, which is said rather than ignored."""
-    from ..render.bundle import chart_formats
+    from ..render.outputs import chart_formats
 
-    formats = list(chart_formats(value))
+    formats = list(chart_formats(value, subject))
     if formats and out is None:
         raise InputError(None, "--format needs -o DIR (the charts are written there)")
     return formats
@@ -149,13 +151,15 @@ def _precisions(value: Optional[str], out: Optional[object]) -> list[str]:
     return wanted
 
 
-def chart_link(written: list, summary: Optional[object], stem: str = "roofline",
+def chart_link(written: list, summary: Optional[object], subject: str = "analysis",
                url: Optional[str] = None) -> Optional[str]:
     """The chart a Markdown summary links to: `url` (`--chart-url`, an uploaded artifact's address: a relative
     path is a broken image in a GitHub step summary) when given, else relative to the summary's folder the PNG
-    when one was written (it shows inline), else the HTML page; None without -o or when the summary goes to
-    stdout."""
+    when one was written (it shows inline), else the HTML page (render/outputs.py names them); None without -o or
+    when the summary goes to stdout."""
     from pathlib import Path
+
+    from ..render.outputs import linked_chart
 
     if url is not None:
         if not re.fullmatch(r"https?://[^\s()<>]+", url):
@@ -163,8 +167,7 @@ def chart_link(written: list, summary: Optional[object], stem: str = "roofline",
         return url
     if summary is None or str(summary) == "-":
         return None
-    by_suffix = {Path(p).name: Path(p) for p in written}
-    target = by_suffix.get(f"{stem}.png") or by_suffix.get(f"{stem}.html")
+    target = linked_chart(subject, written)
     if target is None:
         return None
     return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()
@@ -172,13 +175,42 @@ def chart_link(written: list, summary: Optional[object], stem: str = "roofline",
 
 # ------------------------------------------------------------------------------------------- shared options
 # Paths arrive as text (`str`, not `Path`): click would stat and access-check them itself and answer in its
-# multi-line box, and Path("") is "." (an unset variable would mean the current folder). `path` checks them.
+# multi-line box, and Path("") is "." (an unset variable would mean the current folder). Every path argument and
+# option is declared with `click_type=PATH`, so the empty-path check is the parameter's type, not a call each
+# command must remember (tests/test_output_set.py lists every path parameter and tries "" on each).
+
+
+class EmptyPath(ClickException):
+    """An empty path on the command line: one line and exit 2 (cli.run_command_line), like any bad input."""
+
+    exit_code = 2
+
+
+def empty_path_message(option: str) -> str:
+    return f"{option} was given an empty path ('')"
+
+
+class PathText(ParamType):
+    """A file or folder named on the command line, kept as text; "" (an unset variable in CI) is refused, never
+    taken as the current folder."""
+
+    name = "path"
+
+    def convert(self, value: object, param: object, ctx: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            kind = getattr(param, "param_type_name", None)
+            name = param.opts[0] if kind == "option" else f"the {getattr(param, 'human_readable_name', 'path')} argument"
+            raise EmptyPath(empty_path_message(name))
+        return value
+
+
+PATH = PathText()
 
 GPU = typer.Option(None, "--gpu", help="Use this GPU's row of the ceiling table.")
-CEILINGS = typer.Option(None, "--ceilings", help="TOML file of roofs that override others.")
+CEILINGS = typer.Option(None, "--ceilings", click_type=PATH, help="TOML file of roofs that override others.")
 CLOCK = typer.Option("measured", "--clock", help="Roofs at the 'measured' clock or the device's 'max'.")
 GROUP_BY = typer.Option("kernel", "--group-by", help=GROUP_BY_HELP)
-SUMMARY_MD = typer.Option(None, "--summary-md", help="Write a Markdown summary here.")
+SUMMARY_MD = typer.Option(None, "--summary-md", click_type=PATH, help="Write a Markdown summary here.")
 CHART_URL = typer.Option(None, "--chart-url", help="Where the chart will be online (an artifact link), for the "
                                                    "Markdown summary; shown inline when it ends in .png or .svg.")
 
@@ -186,7 +218,7 @@ CHART_URL = typer.Option(None, "--chart-url", help="Where the chart will be onli
 def checked_text(value: Optional[str], option: str) -> Optional[str]:
     """The one empty-path check: `--summary-md ""` (an unset variable) is refused, saying so."""
     if value is not None and not value.strip():
-        raise InputError(None, f"{option} was given an empty path ('')")
+        raise InputError(None, empty_path_message(option))
     return value
 
 

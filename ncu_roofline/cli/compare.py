@@ -9,6 +9,7 @@ import typer
 
 from ..core.errors import InputError
 from .common import (
+    PATH,
     CEILINGS,
     CHART_URL,
     CLOCK,
@@ -29,15 +30,17 @@ from .common import (
 
 
 def compare(
-    base: str = typer.Argument(..., help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
-    head: str = typer.Argument(..., help="The run to judge, in any of the same forms."),
+    base: str = typer.Argument(..., click_type=PATH,
+                               help="The baseline run: a CSV export, a .ncu-rep report or a folder."),
+    head: str = typer.Argument(..., click_type=PATH, help="The run to judge, in any of the same forms."),
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate, repeatable, with a unit: "
                                                              "'time_s>+5%', 'time_s>+50us', "
                                                              "'roofline_fraction<-0.05pt', 'total:time_s>+2%'."),
     min_time: float = typer.Option(0.0, "--min-time", min=0.0, help="Judge and gate only kernels taking at least "
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write compare.parquet, .json, .vl.json, .html."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write compare.parquet, .json, .vl.json, .html."),
     gpu: Optional[str] = GPU,
     ceilings: Optional[str] = CEILINGS,
     clock: str = CLOCK,
@@ -46,12 +49,14 @@ def compare(
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
     chart_url: Optional[str] = CHART_URL,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the comparison JSON here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the comparison JSON here ('-' for stdout)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     totals: bool = typer.Option(False, "--totals", help="Judge summed time even where a kernel's launch count "
                                                         "differs (default: per launch there)."),
-    nsys: List[str] = typer.Option([], "--nsys", help="Nsight Systems timelines, twice: the base run's, then the "
-                                                      "head run's (see analyze --nsys)."),
+    nsys: List[str] = typer.Option([], "--nsys", click_type=PATH,
+                                   help="Nsight Systems timelines, twice: the base run's, then the "
+                                        "head run's (see analyze --nsys)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
     allow_empty: bool = typer.Option(False, "--allow-empty", help="Compare even a run where no kernel can be "
                                                                   "placed on a roofline (otherwise exit 2)."),
@@ -64,14 +69,14 @@ def compare(
     from ..render.compare.console import print_comparison
     from ..render.compare.json_summary import comparison_json
     from ..render.compare.markdown import comparison_markdown
-    from ..render.compare.outputs import OUTPUT_NAMES
-    from ..render.safe_text import for_terminal
+    from ..render.outputs import names, planned_charts
+    from ..render.text.safe_text import for_terminal
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt, out)
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
+        formats = _formats(fmt, out, "compare")
+        check_distinct_outputs(out, names("compare"), {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         chart_link([], None, url=chart_url)  # so does a malformed --chart-url
         groups = grouping(group_by)
@@ -86,7 +91,7 @@ def compare(
             stderr.print(f"ncu-roofline: warning: {for_terminal(warning)}", markup=False, highlight=False,
                          soft_wrap=True)
         info = result.info()
-        planned = [] if out is None else [out / f"compare.{f}" for f in ("html", *formats)]
+        planned = planned_charts("compare", out, formats)
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(formats=formats, top=top), [
             (summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10,
                                                      chart=chart_link(planned, summary_md, "compare", chart_url))),

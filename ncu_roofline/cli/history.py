@@ -13,11 +13,12 @@ from typing import List, Optional
 
 import typer
 
-from .common import SUMMARY_MD, _formats, path, say, say_written, stdout, user_errors, warn, write_run
+from .common import PATH, SUMMARY_MD, _formats, path, say, say_written, stdout, user_errors, warn, write_run
 
 
 def history(
-    directory: Path = typer.Argument(..., help="The history folder (`analyze --history DIR`, `batch`)."),
+    directory: Path = typer.Argument(..., click_type=PATH,
+                                     help="The history folder (`analyze --history DIR`, `batch`)."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernels whose name matches this regex."),
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
@@ -38,20 +39,22 @@ def history(
                                                         "run it while no writer is active."),
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     top: int = typer.Option(10, "--top", min=1, help="Kernels drawn in the chart."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write history.parquet, .json, the chart."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write history.parquet, .json, the chart."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the JSON here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the JSON here ('-' for stdout)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Per-kernel trends over the runs of a history folder; noise-aware gates on the newest run."""
     from ..history.bands import BandOptions
-    from ..history.store import dataset_files, parse_labels
+    from ..history.store import parse_labels
     from ..pipeline.gates import parse_gates
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
-        formats = _formats(fmt, out)
+        formats = _formats(fmt, out, "history")
         gates = parse_gates(fail_on)
         labels = parse_labels(label)
         options = BandOptions(window=window, band=band, k=k)
@@ -61,29 +64,18 @@ def history(
         if sql is not None:
             _print_sql(directory, sql, json_out)
             return
-        from ..history.report import load_history
-        from ..history.series import wide_values
         from ..render.history.console import print_history
-        from ..render.history.json_summary import history_json
-        from ..render.history.markdown import history_markdown
-        from ..render.history.outputs import history_bundle
+        from ..trends import trends
 
-        result = load_history(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=options,
-                              min_time_s=min_time)
+        result = trends(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=options,
+                        min_time_s=min_time)
         _print_notes(result.notes)
-        metadata = result.metadata()
-        time_wide = wide_values(result.series, "time_s", len(result.runs))
-        written, to_stdout = write_run(dataset_files(directory), out, lambda: history_bundle(
-            runs=result.runs, summary=result.summary, series=result.series, gates=result.gates, metadata=metadata,
+        written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
             formats=formats, top=top, window=window, band_name=band), [
-            (summary_md, lambda: history_markdown(result.summary, time_wide, result.gates, metadata=metadata,
-                                                  runs=len(result.runs), newest_run_id=result.newest_run_id,
-                                                  top=rows or 10)),
-            (json_out, lambda: history_json(result.runs, result.summary, result.series, result.gates,
-                                            metadata=metadata))])
+            (summary_md, lambda: result.markdown(top=rows or 10)), (json_out, result.json)])
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
-            print_history(result.summary, time_wide, result.gates, runs=len(result.runs),
+            print_history(result.summary, result.time_wide(), result.gates, runs=len(result.runs),
                           newest_run_id=result.newest_run_id, top=rows, console=stdout, wide=wide)
             say_written(written)
     if not result.passed:

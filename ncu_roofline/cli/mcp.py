@@ -6,10 +6,10 @@ from typing import List
 
 import typer
 
-from .common import user_errors
+from .common import PATH, user_errors
 
 
-def mcp(root: List[str] = typer.Option([], "--root", help="A folder the server may read under (repeatable; "
+def mcp(root: List[str] = typer.Option([], "--root", click_type=PATH, help="A folder the server may read under (repeatable; "
                                                           "default: the working folder). Paths outside are "
                                                           "refused.")) -> None:
     """Serve analyze, show, compare, history, model and ceilings as MCP tools over stdio (needs the mcp extra)."""

@@ -13,6 +13,8 @@ from typing import List, Optional
 
 import typer
 
+from .common import PATH
+
 model_app = typer.Typer(no_args_is_help=True, help="Analytic roofline points: FLOPs and minimum DRAM bytes of "
                                                    "a workload, placed on one or more GPUs' roofs.")
 
@@ -31,13 +33,14 @@ def _emit(work, gpus: list[str], ceilings: Optional[str], json_arg: Optional[str
     from ..render.bundle import check_distinct_outputs
     from ..render.model.console import model_table
     from ..render.model.json_summary import model_json
-    from ..render.model.outputs import OUTPUT_NAMES, model_bundle
+    from ..render.model.outputs import model_bundle
+    from ..render.outputs import names
     from .common import _formats, checked_text, path, say_written, stdout, user_errors, write_run
 
     with user_errors():
         json_out, out = path(json_arg, "--json"), path(out_arg, "-o")
-        formats = _formats(fmt, out)
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--json": json_out})
+        formats = _formats(fmt, out, "model")
+        check_distinct_outputs(out, names("model"), {"--json": json_out})
         placed = place(work, gpu_roofs(gpus, checked_text(ceilings, "--ceilings")))
         written, to_stdout = write_run(list(inputs), out, lambda: model_bundle(
             placed.points, placed.peaks_by_gpu, metadata=placed.metadata, formats=formats),
@@ -48,10 +51,10 @@ def _emit(work, gpus: list[str], ceilings: Optional[str], json_arg: Optional[str
             say_written(written)
 
 
-_JSON = typer.Option(None, "--json", help="Write the points as JSON here ('-' for stdout).")
-_OUT = typer.Option(None, "-o", "--out", help="Write model.parquet and the chart here.")
+_JSON = typer.Option(None, "--json", click_type=PATH, help="Write the points as JSON here ('-' for stdout).")
+_OUT = typer.Option(None, "-o", "--out", click_type=PATH, help="Write model.parquet and the chart here.")
 _FMT = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o).")
-_CEIL = typer.Option(None, "--ceilings", help=CEILINGS_HELP)
+_CEIL = typer.Option(None, "--ceilings", click_type=PATH, help=CEILINGS_HELP)
 
 
 @model_app.command()
@@ -160,7 +163,8 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
 
 
 @model_app.command()
-def points(file: Path = typer.Argument(..., help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
+def points(file: Path = typer.Argument(..., click_type=PATH,
+                                       help="CSV or TOML of name, flop, bytes[, kernel][, roof]."),
            roof: str = typer.Option("tensor", "--roof", help="Compute roof of points that name none: fp32, "
                                                              "tensor (dense FP16), tensor_fp8, ..."),
            gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,

@@ -8,12 +8,13 @@ from typing import List, Optional
 
 import typer
 
-from .common import CEILINGS, CLOCK, GPU, GROUP_BY, SUMMARY_MD
+from .common import CEILINGS, CLOCK, GPU, GROUP_BY, PATH, SUMMARY_MD
 
 
 def project(
-    inputs: List[str] = typer.Argument(..., help="ncu --csv exports, .ncu-rep reports, folders or globs."),
-    to: List[str] = typer.Option(..., "--to", help="A target GPU of the built-in table (see `ncu-roofline "
+    inputs: List[str] = typer.Argument(..., click_type=PATH,
+                                     help="ncu --csv exports, .ncu-rep reports, folders or globs."),
+    to: List[str] = typer.Option(..., "--to", click_type=PATH, help="A target GPU of the built-in table (see `ncu-roofline "
                                                    "ceilings`) or a ceilings FILE.toml; repeatable."),
     gpu: Optional[str] = GPU,
     ceilings: Optional[str] = CEILINGS,
@@ -21,28 +22,30 @@ def project(
     group_by: str = GROUP_BY,
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernel groups whose name matches this regex."),
     exclude: Optional[str] = typer.Option(None, "--exclude", help="Leave out kernel groups matching this regex."),
-    nsys: Optional[str] = typer.Option(None, "--nsys", help="Nsight Systems timeline of the run (as for analyze): "
+    nsys: Optional[str] = typer.Option(None, "--nsys", click_type=PATH, help="Nsight Systems timeline of the run (as for analyze): "
                                                             "the run's totals weighted by the whole run's time."),
     nsys_device: Optional[int] = typer.Option(None, "--nsys-device", help="Only this GPU of a multi-GPU --nsys."),
     partial: bool = typer.Option(False, "--partial", help="Project what can be: kernels whose work has no roof "
                                                           "on a target stay listed as not projectable (else exit 2)."),
     rows: int = typer.Option(10, "--rows", min=1, help="Kernel groups listed in the terminal."),
     top: int = typer.Option(20, "--top", min=1, help="Kernel groups drawn in the chart."),
-    out_arg: Optional[str] = typer.Option(None, "-o", "--out", help="Write projection.parquet and the chart here."),
+    out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
+                                          help="Write projection.parquet and the chart here."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
-    json_arg: Optional[str] = typer.Option(None, "--json", help="Write the projection as JSON here ('-' for stdout)."),
+    json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
+                                           help="Write the projection as JSON here ('-' for stdout)."),
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """What this run would take on other GPUs: the measured work on their roofs, as two stated models."""
     from ..render.bundle import check_distinct_outputs
-    from ..render.projection.outputs import OUTPUT_NAMES
+    from ..render.outputs import names
     from .common import _formats, checked_text, grouping, path, say, say_written, stdout, user_errors, write_run
 
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
-        formats = _formats(fmt, out)
-        check_distinct_outputs(out, OUTPUT_NAMES, {"--summary-md": summary_md, "--json": json_out})
+        formats = _formats(fmt, out, "projection")
+        check_distinct_outputs(out, names("projection"), {"--summary-md": summary_md, "--json": json_out})
         groups = grouping(group_by)
         targets = [checked_text(t, "--to") for t in to]
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import typer
 
-from .common import stdout, user_errors
+from .common import PATH, stdout, user_errors
 
 
 def show(
-    outdir: Path = typer.Argument(..., help="A folder `analyze -o` wrote."),
+    outdir: Path = typer.Argument(..., click_type=PATH, help="A folder `analyze -o` wrote."),
     kernel: str = typer.Argument(..., help="The kernel group: its rank, or a regex matching one name."),
     verbose: bool = typer.Option(False, "--verbose", help="Name the counters an unknown limiter lacks."),
 ) -> None:

@@ -18,3 +18,13 @@ def parquet_bytes(table: pd.DataFrame, metadata: dict[str, str]) -> bytes:
     sink = io.BytesIO()
     pq.write_table(arrow, sink, compression="zstd")
     return sink.getvalue()
+
+
+# The table formats an output may come in (render/outputs.py names the files): a new one is a function here.
+TABLE_WRITERS = {"parquet": parquet_bytes}
+
+
+def table_bytes(fmt: str, table: pd.DataFrame, metadata: dict[str, str]) -> bytes:
+    """`table` as a file of format `fmt` (a key of TABLE_WRITERS), with the run's metadata where the format
+    holds it."""
+    return TABLE_WRITERS[fmt](table, metadata)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .vocabulary import LEVEL_PARENTS, display
+
 
 class StatusNotes:
     """Collects notes for n rows without a per-row Python loop."""
@@ -89,8 +91,8 @@ STATUS_WORDS = (
     ("clock max unknown", "maximum clock unknown: roofs at the measured clock"),
     ("table roofs at the table's clock", "table and report roofs on different clocks"),
     ("above_roof ", "above the {} roof: check the roof"),
-    ("bytes_order l1<l2", "L1 moved fewer bytes than L2"),
-    ("bytes_order l2<dram", "L2 moved fewer bytes than DRAM"),
+    *((f"bytes_order {near}<{far}", f"{display(near)} moved fewer bytes than {display(far)}")
+      for near, far in reversed(LEVEL_PARENTS)),
     (BY_NAME, "split capture: analysed from per-name sums"),
     ("not aligned with the other parts", "split capture: launches not aligned, first part only"),
     ("value of ", "a value not a number"),
@@ -126,7 +128,7 @@ def note_in_words(note: str) -> str:
 
 def _quantity(key: str) -> str:
     """'bytes_l1' -> 'L1 bytes', 'flop_fp64' -> 'FP64 FLOPs', 'fp64' -> 'FP64'."""
-    from .vocabulary import ALL_TERMS, display
+    from .vocabulary import ALL_TERMS
 
     for term in ALL_TERMS:
         if key == term.amount:

@@ -18,8 +18,15 @@ PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "fp16", "tensor")
 TENSOR_TYPES: tuple[str, ...] = ("tf32", "fp16", "fp8", "int8", "fp4", "fp64")
 # The compute roof a chart draws when the run counted no FLOP at all (the common case for CUDA cores).
 FALLBACK_PRECISION: str = "fp32"
-# Memory levels, farthest from the cores first.
-LEVELS: tuple[str, ...] = ("dram", "l2", "l1")
+# Memory levels, farthest from the cores first: key -> (label, parent). The parent is the level one step farther
+# out, whose bytes a level's should not undercut (the byte-order check, pipeline/derive.py, and its status words,
+# core/status.py); None where no such check holds. A new level is one entry here plus its catalogue rows
+# (metrics/catalogue.toml); the charts take its colour and shape from render/chart/roofline.py's one table.
+MEMORY_LEVELS: dict[str, tuple[str, str | None]] = {"dram": ("DRAM", None), "l2": ("L2", "dram"), "l1": ("L1", "l2")}
+LEVELS: tuple[str, ...] = tuple(MEMORY_LEVELS)
+# (level, parent) pairs, farthest first: the byte-order checks.
+LEVEL_PARENTS: tuple[tuple[str, str], ...] = tuple((lv, parent) for lv, (_, parent) in MEMORY_LEVELS.items()
+                                                   if parent is not None)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -190,7 +197,7 @@ LIMITER_TIME_WEIGHTED: tuple[str, ...] = (
 # What a person reads: labels for terms in charts, tables and messages.
 DISPLAY: dict[str, str] = {
     "fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor": "Tensor",
-    "dram": "DRAM", "l2": "L2", "l1": "L1",
+    **{lv: label for lv, (label, _) in MEMORY_LEVELS.items()},
     **{f"tensor_{t}": f"Tensor {t.upper()}" for t in TENSOR_TYPES},
 }
 UNITS: dict[str, str] = {"compute": "FLOP/s", "memory": "B/s"}

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.patterns import compile_regex
-from ..core.vocabulary import BYTES_OFF_CHIP, PEAK_COLUMNS, TENSOR_TYPES, tensor_peak_column
+from ..core.vocabulary import BYTES_OFF_CHIP
 from ..pipeline.select import name_mask
-from ..roofs.peaks import compute_peak, memory_peak
+from ..roofs.peaks import compute_peak, memory_peak, run_peaks
 from .place import roofline_values
 
 MODEL_COLUMNS = ("model_flop", "model_bytes", "model_ai", "flop_over_model", "dram_bytes_over_model",
@@ -59,19 +59,6 @@ def model_columns(kernels: pd.DataFrame, points: pd.DataFrame, pairs: pd.DataFra
         table[name] = value.astype("float64")
     table["model_points"] = table.pop("model_points").astype("string")
     return table.reset_index(drop=True)
-
-
-def run_peaks(kernels: pd.DataFrame) -> dict[str, float]:
-    """One value per roof for the whole run (median of the kernel groups' known peaks), to place points on."""
-    columns = [*PEAK_COLUMNS, *(tensor_peak_column(t) for t in TENSOR_TYPES)]
-    peaks = {}
-    for column in columns:
-        if column in kernels:
-            values = pd.to_numeric(kernels[column], errors="coerce")
-            values = values[np.isfinite(values) & (values > 0)]
-            if len(values):
-                peaks[column] = float(values.median())
-    return peaks
 
 
 def place_on_run(points: pd.DataFrame, kernels: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import pandas as pd
 from ..core.status import StatusNotes
 from ..core.vocabulary import (
     DERIVED_QUANTITIES,
+    LEVEL_PARENTS,
     LEVELS,
     TENSOR_FLOP_COLUMNS,
     TRAFFIC_COLUMNS,
@@ -129,6 +130,6 @@ def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:
     Compared on bytes, so the check runs whether or not FLOPs were counted. Flag violations, never fix them
     (docs/status.md says what they usually mean)."""
     with np.errstate(invalid="ignore"):
-        for near, far in zip(LEVELS[::-1], LEVELS[::-1][1:]):
+        for near, far in reversed(LEVEL_PARENTS):
             notes.add(derived[bytes_column(near)].to_numpy() < derived[bytes_column(far)].to_numpy() * (1 - 1e-9),
                       f"bytes_order {near}<{far}")

@@ -3,7 +3,8 @@
 
 Every step follows one rule: `run = step(run)`. A `Run` holds the one launch table as it moves through the steps
 and what the steps before have found; a step returns a new `Run` with its part added (`dataclasses.replace`), so
-a step can be read, tested and reordered on its own. The order is written once, in `default_steps()`;
+a step can be read and tested on its own. Steps are not free to reorder: each needs what the steps before it
+added (derive needs the roofs, rank needs the groups), and the order is written once, in `default_steps()`;
 analysis.py adds the steps that need the layers above this one (analytic points) and runs the list.
 
 A step that finds the run cannot go on raises `InputError`, which the CLI turns into one line and exit 2.

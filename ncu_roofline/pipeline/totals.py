@@ -43,7 +43,7 @@ def run_totals(kernels: pd.DataFrame, launches: pd.DataFrame | None = None) -> d
         seconds = float(time_s[both].sum())
         out[ratio] = float(top[both].sum() / seconds) if seconds > 0 else None
     headroom = _column(kernels, "headroom_s")
-    partial = headroom.notna() & ~_complete(kernels)
+    partial = headroom.notna() & ~sol_complete(kernels)
     out["headroom_s_upper_bound_only"] = float(headroom[partial].sum()) if partial.any() else 0.0
     out["kernels_upper_bound"] = int(partial.sum())
     if launches is not None:
@@ -57,8 +57,9 @@ def _column(kernels: pd.DataFrame, name: str) -> pd.Series:
     return pd.to_numeric(kernels[name], errors="coerce").astype("float64")
 
 
-def _complete(kernels: pd.DataFrame) -> pd.Series:
-    """Each kernel's `sol_complete`; kernels of a table without the column (an older file) count as complete."""
+def sol_complete(kernels: pd.DataFrame) -> pd.Series:
+    """Each kernel's `sol_complete`; kernels of a table without the column (an older file) or with it unknown count
+    as complete. The one reading of the column: totals, tables, tooltips and the chart use it."""
     if SOL_COMPLETE not in kernels:
         return pd.Series(True, index=kernels.index)
     return kernels[SOL_COMPLETE].astype("boolean").fillna(True).astype(bool)

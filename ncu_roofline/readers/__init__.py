@@ -44,33 +44,25 @@ def _is_report(head: bytes) -> bool:
     return looks_like_ncu_rep(head) or head.startswith((b"PK", b"\x1f\x8b"))
 
 
-def read_file(path: Path, wanted: Callable[[str], bool],
-              progress: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """Read one file of any supported form into a LaunchTable; `attrs["report"]` says whether it was a report."""
-    head = _head(path)
-    if _is_report(head):
-        from .ncu_rep import read_ncu_rep
-        from .report_damage import check_report_launches
+def _read_report(path: Path, head: bytes, wanted: Callable[[str], bool],
+                 progress: Callable[[int], None] | None) -> pd.DataFrame:
+    from .ncu_rep import read_ncu_rep
+    from .report_damage import check_report_launches
 
-        table = check_report_launches(read_ncu_rep(path, wanted=wanted), path)
-        table.attrs["report"] = looks_like_ncu_rep(head)
-        return table
+    table = check_report_launches(read_ncu_rep(path, wanted=wanted), path)
+    table.attrs["report"] = looks_like_ncu_rep(head)
+    return table
+
+
+def _read_csv(path: Path, head: bytes, wanted: Callable[[str], bool],
+              progress: Callable[[int], None] | None) -> pd.DataFrame:
     from .csv_export import read_csv_export
 
     return read_csv_export(path, wanted, progress)
 
 
-def refuse_unreadable(paths: Iterable[str | Path]) -> None:
-    """Raise the InputError that reading would raise for the first input when that file is plainly not an ncu
-    table (binary, empty, no header ncu writes), before pandas and pyarrow are imported: the same line, at a
-    fraction of the cost. The first input only, and only the checks `read_file` makes first, so a run that this
-    lets through fails (or not) exactly as before. Reports are left to their reader."""
-    files = expand_paths(paths, [])
-    if not files:
-        raise InputError(None, "no input files given")
-    path = files[0]
-    if _is_report(_head(path)):
-        return
+def _precheck_text(path: Path) -> None:
+    """The checks the CSV reader makes first (binary, empty, no header ncu writes), without pandas."""
     try:
         if os.stat(path).st_size > _PRECHECK_MAX_BYTES:
             return
@@ -79,6 +71,51 @@ def refuse_unreadable(paths: Iterable[str | Path]) -> None:
     from .text import locate_table
 
     locate_table(Path(path))
+
+
+@dataclass(frozen=True)
+class InputFormat:
+    """One input format: how its content is told (the file's first 4 bytes, never its name), the function that
+    reads it into a LaunchTable, and the check `refuse_unreadable` makes before pandas is imported (None: left to
+    the reader)."""
+
+    name: str
+    sniff: Callable[[bytes], bool]
+    read: Callable[[Path, bytes, Callable[[str], bool], Callable[[int], None] | None], pd.DataFrame]
+    precheck: Callable[[Path], None] | None = None
+
+
+# The input formats, tried in order: the first whose sniff holds reads the file. A new format is a reader module
+# and one entry here, before the CSV/text exports, which take every other file (docs/architecture.md).
+FORMATS: tuple[InputFormat, ...] = (
+    InputFormat("ncu-rep", _is_report, _read_report),
+    InputFormat("csv", lambda head: True, _read_csv, _precheck_text),
+)
+
+
+def input_format(head: bytes) -> InputFormat:
+    return next(f for f in FORMATS if f.sniff(head))
+
+
+def read_file(path: Path, wanted: Callable[[str], bool],
+              progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """Read one file of any supported form into a LaunchTable; `attrs["report"]` says whether it was a report."""
+    head = _head(path)
+    return input_format(head).read(path, head, wanted, progress)
+
+
+def refuse_unreadable(paths: Iterable[str | Path]) -> None:
+    """Raise the InputError that reading would raise for the first input when that file is plainly not an ncu
+    table (binary, empty, no header ncu writes), before pandas and pyarrow are imported: the same line, at a
+    fraction of the cost. The first input only, and only the checks its format's reader makes first, so a run that
+    this lets through fails (or not) exactly as before. Reports are left to their reader."""
+    files = expand_paths(paths, [])
+    if not files:
+        raise InputError(None, "no input files given")
+    path = files[0]
+    precheck = input_format(_head(path)).precheck
+    if precheck is not None:
+        precheck(path)
 
 
 @dataclass

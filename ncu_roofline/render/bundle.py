@@ -32,23 +32,11 @@ from typing import Iterable, Mapping
 
 from ..core.errors import InputError
 from ..core.files import refuse_non_regular_target, refuse_special_folder, stage_temporary
+from .outputs import OUTPUTS
 
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 TEST_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_PAUSE_AFTER"
 TEST_RENAME_PAUSE_VARIABLE = "NCU_ROOFLINE_TEST_RENAME_PAUSE_S"
-
-
-CHART_FORMATS = ("svg", "png")  # what --format may add to a chart; vl.json and html are always written
-
-
-def chart_formats(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    """`--format svg,png` (or a list of formats) checked: the one check every command and `Analysis.write` use."""
-    items = value.split(",") if isinstance(value, str) else list(value or ())
-    formats = tuple(f.strip().lower() for f in items if f and f.strip())
-    unknown = [f for f in formats if f not in CHART_FORMATS]
-    if unknown:
-        raise InputError(None, f"unknown --format {', '.join(unknown)}; choose from {', '.join(CHART_FORMATS)}")
-    return formats
 
 
 @dataclass(frozen=True)
@@ -216,14 +204,6 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
         claimed[resolved] = option
 
 
-# What `analyze -o DIR`, `compare -o DIR` and `model -o DIR` may write into DIR (render/analysis/outputs.py,
-# render/compare/outputs.py, render/model/outputs.py): an input of one of these names there is refused before
-# anything is written.
-OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", "roofline.vl.json", "roofline.html", "roofline.svg",
-                "roofline.png", "compare.parquet", "compare.json", "compare.vl.json", "compare.html",
-                "model.parquet", "model.vl.json", "model.html", "model.svg", "model.png")
-
-
 def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
     """Create `outdir` or fail with one line; refuse an output folder that is an input file, or one where an output
     would replace an input (checked before anything is written, so a refused run changes nothing)."""
@@ -240,7 +220,7 @@ def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
     if not os.access(outdir, os.W_OK | os.X_OK):
         raise InputError(outdir, "the output folder is not writable")
     resolved = {Path(p).resolve() for p in inputs}
-    for name in OUTPUT_NAMES:
+    for name in dict.fromkeys(o.name for o in OUTPUTS):  # every name any -o folder may hold (render/outputs.py)
         if (outdir / name).resolve() in resolved:
             raise InputError(outdir / name, f"refusing to write {name} over an input file of the same name; "
                                             "choose another -o folder")

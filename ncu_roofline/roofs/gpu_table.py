@@ -20,7 +20,7 @@ from typing import Any
 
 from ncu_roofline.core.data import METRICS_DIR
 from ncu_roofline.core.errors import InputError
-from ncu_roofline.core.vocabulary import PEAK_COLUMNS, TENSOR_TYPES, TERMS, peak_bytes_column, tensor_peak_column
+from ncu_roofline.core.vocabulary import LEVELS, PEAK_COLUMNS, TENSOR_TYPES, TERMS, peak_bytes_column, tensor_peak_column
 
 # The roofs, in output-column order.
 PEAK_KEYS: tuple[str, ...] = PEAK_COLUMNS
@@ -47,7 +47,7 @@ TENSOR_FIGURES: dict[str, str] = {
 INPUT_FIGURES: tuple[str, ...] = ("sm_count", "boost_clock_mhz", "tensor_clock_mhz", "l2_slices",
                                   "l2_bytes_per_clk_per_slice", "l1_bytes_per_clk_per_sm")
 # Measured bandwidths (ERT, microbenchmarks): shown beside the theoretical roof, never used as a roof.
-MEASURED_FIGURES: dict[str, str] = {f"{level}_gbps_measured": peak_bytes_column(level) for level in ("dram", "l2", "l1")}
+MEASURED_FIGURES: dict[str, str] = {f"{level}_gbps_measured": peak_bytes_column(level) for level in LEVELS}
 FIGURES: tuple[str, ...] = (*INPUT_FIGURES, *FIGURE_TO_PEAK, *(f for f in TENSOR_FIGURES if f not in FIGURE_TO_PEAK),
                             *MEASURED_FIGURES)
 _GPU_KEYS = {"name", "aliases", "arch", "compute_capability", "notes", "sources", "derived", "caveats", "ncu_factors",

@@ -8,11 +8,12 @@ them without knowing where a roof came from (table row, user file, report).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..core.vocabulary import (
     COMPUTE_TERMS,
     MEMORY_TERMS,
+    PEAK_COLUMNS,
     PRECISIONS,
     TENSOR_TERMS,
     TENSOR_TYPES,
@@ -116,3 +117,23 @@ def ridge_points(peaks: Mapping[str, float | None]) -> list[dict[str, Any]]:
         for c in RIDGE_COMPUTE_TERMS if _positive(peaks.get(c.peak))
         for m in MEMORY_TERMS if _positive(peaks.get(m.peak))
     ]
+
+
+def run_peaks(kernels: Any, columns: Iterable[str] | None = None) -> dict[str, float]:
+    """One value per roof column for the whole run (every peak column, or `columns`): the median of the kernels'
+    known peaks. Ceilings are per launch in the table, but a chart, or a point placed on the run's roofs, has one
+    set. The caller normally has one GPU and one clock, so the values agree and the median is that value; where
+    they differ (clock changes between launches) the median is the typical roof and stays robust to a stray launch.
+    Non-positive peaks count as unknown. The one place a run's roofs are summarised (the chart, model/match.py)."""
+    import numpy as np
+    import pandas as pd
+
+    wanted = list(columns) if columns is not None else [*PEAK_COLUMNS, *(tensor_peak_column(t) for t in TENSOR_TYPES)]
+    peaks: dict[str, float] = {}
+    for column in wanted:
+        if column in kernels:
+            values = pd.to_numeric(kernels[column], errors="coerce")
+            values = values[np.isfinite(values) & (values > 0)]
+            if len(values):
+                peaks[column] = float(values.median())
+    return peaks

@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ...core.kernel_labels import display_name, distinct_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, TERMS, display
-from ..fit import Col, fit_table
-from ..numbers import (
+from ...core.vocabulary import APP_HEADROOM, APP_TIME
+from ...pipeline.totals import sol_complete
+from ..text.fit import Col, fit_table
+from ..text.numbers import (
     INCOMPLETE_LEGEND,
     format_number,
     incomplete,
@@ -21,8 +22,10 @@ from ..numbers import (
     unproven,
     upper_bound,
 )
-from ..numbers import format_si as fmt_si
-from ..safe_text import for_terminal
+from ..text.numbers import format_si as fmt_si
+from ..text.safe_text import for_terminal
+from ..text.limiters import limiter_word
+from ..text.console import print_table
 
 if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline ceilings` starts without it
     import pandas as pd
@@ -31,7 +34,7 @@ if TYPE_CHECKING:  # pandas is imported by the kernel table only: `ncu-roofline 
 
 
 # Each column with the order it gives way in (lowest `drop` first) and its legend; the rank, the name and the sort
-# key are never dropped (see render/fit.py).
+# key are never dropped (see render/text/fit.py).
 _COLUMNS = (Col("#", drop=None), Col("kernel", "left", drop=None), Col("calls", drop=1, legend="calls: launches"),
             Col("time", drop=7), Col("share", drop=4), Col("FLOP/s", drop=3),
             Col("AI", drop=2, legend="AI: FLOP per DRAM byte"), Col("bound", "left", drop=8),
@@ -51,7 +54,7 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
 
     from ...pipeline.limiter import ncu_mark
 
-    complete = _complete(kernels.head(top))
+    complete = sol_complete(kernels.head(top)).tolist()
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         pct(row.time_share), fmt_si(row.flop_per_s, "FLOP/s"),
@@ -64,29 +67,6 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
         limiter_word(getattr(row, "limiter", None)) + ncu_mark(getattr(row, "limiter", None),
                                                                getattr(row, "limiter_ncu", None)),
     ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]
-
-
-def _complete(kernels: pd.DataFrame) -> list[object]:
-    """Each row's `sol_complete` (True where the table predates the column)."""
-    return kernels[SOL_COMPLETE].tolist() if SOL_COMPLETE in kernels else [True] * len(kernels)
-
-
-def limiter_word(value: object) -> str:
-    """The limiter as the tables print it ('bank conflicts'), '—' where the tables have none."""
-    import pandas as pd  # noqa: F811
-
-    return "—" if value is None or pd.isna(value) else str(value).replace("_", " ")
-
-
-def limiter_text(limiter: object, evidence: object) -> str:
-    """'latency: issue slots 26 % busy; ...' in words; an unknown limiter points at the run notes for what to
-    collect (its evidence names every missing metric: too long for a table cell)."""
-    import pandas as pd  # noqa: F811
-
-    word = limiter_word(limiter)
-    if word == "unknown":
-        return "unknown (counters not collected: see the notes)"
-    return word if evidence is None or pd.isna(evidence) else f"{word}: {evidence}"
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120,
@@ -106,7 +86,7 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
         # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
         return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
 
-    legend = INCOMPLETE_LEGEND if any(map(incomplete, _complete(shown))) else ""
+    legend = INCOMPLETE_LEGEND if any(map(incomplete, sol_complete(shown).tolist())) else ""
     return fit_table(columns, rows, width, title=title, name_index=1, names=names, footer=legend, wide=wide,
                      hint="`--wide` prints every column; `-o DIR` then `ncu-roofline show DIR RANK` one kernel's "
                           "numbers").table
@@ -218,31 +198,3 @@ def note_lines(notes: list[str], *, width: int, verbose: bool = False) -> list[s
     return lines
 
 
-def print_table(console: Console, table: Table, *, wide: bool = False) -> None:
-    """A fitted table; `--wide` prints it whole, however wide, rather than let the console cut it."""
-    if wide:
-        console.print(table, width=max(console.width, console.measure(table, options=console.options.update(
-            width=10_000)).maximum), crop=False)
-    else:
-        console.print(table)
-
-
-def gpu_table(rows: list[dict], *, width: int = 120) -> Table:
-    """`ncu-roofline ceilings`: one line per GPU of the built-in table, compute roofs in TFLOP/s and memory roofs in
-    TB/s (the unit in the caption, not in every cell) so that every roof fits 80 columns beside the GPU's name."""
-    columns = (Col("GPU", "left"), Col("CC"), *(Col(display(t.key), drop=9 - i) for i, t in enumerate(TERMS)))
-    cells = []
-    for row in rows:
-        peaks = row.get("peaks", {})
-
-        def roof(key: str, peaks: dict = peaks) -> str:
-            value = peaks.get(key)
-            value = value.get("value") if isinstance(value, dict) else value
-            return format_number(float(value) / 1e12) if value is not None else "—"
-
-        cells.append([for_terminal(row.get("name")), str(row.get("compute_capability") or "—"), *(roof(t.peak) for t in TERMS)])
-    names = [c[0] for c in cells]
-    return fit_table(columns, cells, width, name_index=0, names=lambda n: [
-        name if len(name) <= n else name[: n - 1] + "…" for name in names],
-        legend_prefix="compute roofs in TFLOP/s, memory roofs in TB/s; `ceilings show NAME` for one GPU",
-        hint="`ceilings --json` lists every roof").table

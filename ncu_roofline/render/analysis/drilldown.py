@@ -31,8 +31,8 @@ from ...core.vocabulary import (
 from ...pipeline.limiter import NOT_COLLECTED, agrees_with_ncu, ncu_findings, next_step
 from ...pipeline.run_notes import collect_command
 from ...pipeline.select import name_mask
-from ..numbers import format_number, format_si, pct
-from ..safe_text import for_terminal
+from ..text.numbers import format_number, format_si, pct
+from ..text.safe_text import for_terminal
 
 _LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
                    "headroom_s", "limiter")

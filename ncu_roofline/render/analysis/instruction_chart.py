@@ -18,12 +18,12 @@ import pandas as pd
 from ...core.kernel_labels import display_name
 from ...core.vocabulary import II_SHARED_IDEAL, INSTRUCTION_LEVELS, LEVELS, display, ii_column, peak_bytes_column
 from ...pipeline.limiter import transaction_peaks
-from .. import vegalite as vl
-from ..layout import marker_radius
-from ..numbers import format_number, format_si
-from ..placement import Board, Plot, box, place_rank, text_size
-from .chart import LEVEL_COLOURS, LEVEL_SHAPES
-from .console import limiter_text
+from ..chart import vegalite as vl
+from ..chart.layout import marker_radius
+from ..text.numbers import format_number, format_si
+from ..chart.placement import Board, Plot, box, place_rank, text_size
+from ..chart.roofline import LEVEL_COLOURS, LEVEL_SHAPES
+from ..text.limiters import limiter_text
 
 # The roofline's colour and shape per memory level (render/analysis/chart.py), and one more for shared memory.
 COLOURS = {**{lv: LEVEL_COLOURS[display(lv)] for lv in LEVELS if display(lv) in LEVEL_COLOURS}, "shared": "#b279a2"}
@@ -113,7 +113,7 @@ def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionC
 
 def rank_labels(points: pd.DataFrame, conflicts: pd.DataFrame, plot: Plot, roof_text: str | None,
                 peak: float | None) -> tuple[pd.DataFrame, int]:
-    """Rank numbers placed as the roofline places its own (render/placement.py): beside a point, on no point,
+    """Rank numbers placed as the roofline places its own (render/chart/placement.py): beside a point, on no point,
     no bank-conflict mark, the roof's label or another number. A kernel's points within SHARED_LABEL_PX of each
     other share one number; a spot with no free place beside it stays unnumbered (its tooltip names the kernel)."""
     columns = ["rank", "text", "level", "x", "y"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, SOL_COMPLETE, ai_column, counted, display
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
 from ...pipeline.app_weight import AppWeighting
-from ...pipeline.totals import run_totals
-from ..numbers import (
+from ...pipeline.totals import run_totals, sol_complete
+from ..text.numbers import (
     INCOMPLETE_LEGEND,
     format_number,
     incomplete,
@@ -16,11 +16,11 @@ from ..numbers import (
     unproven,
     upper_bound,
 )
-from ..numbers import cell as _cell
-from ..numbers import format_si as fmt_si
-from ..numbers import pct as _pct
-from ..safe_text import for_markdown_code, for_terminal
-from .console import limiter_text, limiter_word
+from ..text.numbers import cell as _cell
+from ..text.numbers import format_si as fmt_si
+from ..text.numbers import pct as _pct
+from ..text.safe_text import for_markdown_code, for_terminal
+from ..text.limiters import limiter_text, limiter_word
 
 
 def totals_sentence(totals: dict) -> str:
@@ -83,7 +83,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
     ]
     app = APP_HEADROOM in kernels
     shown = kernels.head(top)
-    complete = shown[SOL_COMPLETE].tolist() if SOL_COMPLETE in shown else [True] * len(shown)
+    complete = sol_complete(shown).tolist()
     lines += compact_table(shown, complete, app=app)
     if any(map(incomplete, complete)):
         lines += ["", INCOMPLETE_LEGEND + "."]

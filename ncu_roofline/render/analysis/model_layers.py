@@ -9,10 +9,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ...core.vocabulary import DISPLAY, UNKNOWN_BOUND
-from .. import vegalite as vl
-from ..numbers import format_number as _format_number
-from ..numbers import format_si
-from ..numbers import positive as _positive
+from ..chart import vegalite as vl
+from ..text.numbers import format_number as _format_number
+from ..text.numbers import format_si
+from ..text.numbers import positive as _positive
 
 # Hollow, in shapes the memory levels (circle, square, triangle-up) do not use.
 MODEL_SHAPES = ("diamond", "cross", "triangle-down", "triangle-left", "triangle-right", "wedge")

@@ -7,17 +7,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..bundle import Bundle, chart_formats
+from ..bundle import Bundle
+from ..outputs import INSTRUCTION_STEM, chart_set, names, requested, stem
 
 if TYPE_CHECKING:  # pandas and the charts are imported when the files are made: the CLI reads the names below first
     import pandas as pd
 
-    from .context import ChartContext
+    from ..chart.context import ChartContext
 
-CHART_FORMATS = ("vl.json", "html", "svg", "png")
-INSTRUCTION_STEM = "instruction_roofline"  # written where the capture counts warp instructions
-OUTPUT_NAMES = ("launches.parquet", "kernels.parquet", *(f"roofline.{fmt}" for fmt in CHART_FORMATS),
-                *(f"{INSTRUCTION_STEM}.{fmt}" for fmt in CHART_FORMATS))
+OUTPUT_NAMES = names("analysis")
 
 
 @dataclass(frozen=True)
@@ -38,16 +36,17 @@ def analysis_bundle(tables: AnalysisTables, *, formats: tuple[str, ...] = (),
     """`launches.parquet`, `kernels.parquet`, `roofline.vl.json`, `roofline.html`, any extra chart formats, the
     instruction roofline where the capture counts warp instructions, and per precision asked for
     `roofline_<precision>.*`: that precision's work over its own roof (precision_view.py)."""
-    from ...core.parquet import parquet_bytes
-    from ..chart_files import chart_payloads
+    from ...core.parquet import table_bytes
+    from ..chart.chart_files import chart_payloads
     from .chart import roofline_spec
     from .instruction_chart import has_instruction_data, instruction_roofline_spec
     from .precision_view import precision_view
 
     views = {p: precision_view(tables.kernels, p) for p in precisions}  # a bad --precision fails before writing
-    charts = ["vl.json", "html", *chart_formats(formats)]
-    files = {"launches.parquet": parquet_bytes(tables.launches, tables.metadata),
-             "kernels.parquet": parquet_bytes(tables.kernels, tables.metadata)}
+    charts = chart_set("analysis", formats)
+    frames = {"launches": tables.launches, "kernels": tables.kernels}
+    files = {o.name: table_bytes(o.format, frames[stem(o)], tables.metadata)
+             for o in requested("analysis", formats, "table")}
     spec = roofline_spec(tables.kernels, tables.ctx, model_points=tables.model_points, model_pairs=tables.model_pairs)
     files.update(chart_payloads(spec, charts))
     if has_instruction_data(tables.kernels):

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...core.vocabulary import APP_LAUNCHES, APP_MATCH, APP_TIME, APP_TIME_SHARE, counted
 from ...pipeline.app_weight import AppWeighting
-from ..numbers import format_si, pct
+from ..text.numbers import format_si, pct
 
 
 def coverage_sentence(app: AppWeighting) -> str:

@@ -13,9 +13,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ...core.vocabulary import LEVELS, counted, display
-from ..analysis.console import fmt_si
-from ..safe_text import for_terminal
+from ...core.vocabulary import LEVELS, TERMS, counted, display
+from ..text.fit import Col, fit_table
+from ..text.numbers import format_number
+from ..text.numbers import format_si as fmt_si
+from ..text.safe_text import for_terminal
 
 
 def gpu_compact_view(described: dict) -> Group:
@@ -143,3 +145,24 @@ def _ridges(described: dict, *, compact: bool = False) -> Table:
     for compute, levels in by_compute.items():
         table.add_row(display(compute), *(f"{levels[lv]:.3g}" if lv in levels else "—" for lv in LEVELS))
     return table
+
+
+def gpu_table(rows: list[dict], *, width: int = 120) -> Table:
+    """`ncu-roofline ceilings`: one line per GPU of the built-in table, compute roofs in TFLOP/s and memory roofs in
+    TB/s (the unit in the caption, not in every cell) so that every roof fits 80 columns beside the GPU's name."""
+    columns = (Col("GPU", "left"), Col("CC"), *(Col(display(t.key), drop=9 - i) for i, t in enumerate(TERMS)))
+    cells = []
+    for row in rows:
+        peaks = row.get("peaks", {})
+
+        def roof(key: str, peaks: dict = peaks) -> str:
+            value = peaks.get(key)
+            value = value.get("value") if isinstance(value, dict) else value
+            return format_number(float(value) / 1e12) if value is not None else "—"
+
+        cells.append([for_terminal(row.get("name")), str(row.get("compute_capability") or "—"), *(roof(t.peak) for t in TERMS)])
+    names = [c[0] for c in cells]
+    return fit_table(columns, cells, width, name_index=0, names=lambda n: [
+        name if len(name) <= n else name[: n - 1] + "…" for name in names],
+        legend_prefix="compute roofs in TFLOP/s, memory roofs in TB/s; `ceilings show NAME` for one GPU",
+        hint="`ceilings --json` lists every roof").table

@@ -21,19 +21,12 @@ import pandas as pd
 from ...compare.changes import COMPARED_PER_LAUNCH
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, bytes_column, display
-from .. import vegalite as vl
-from ..analysis.chart import (
-    LEVEL_COLOURS,
-    LEVEL_SHAPES,
-    ROOFLINE_HEIGHT_PX,
-    ROOFLINE_WIDTH_PX,
-    ChartContext,
-    chart_data,
-    roofline_xy,
-)
-from ..analysis.memory_panel import PANEL_NAME, with_panel
-from ..numbers import format_number, format_si, pct, signed_pct
-from ..safe_text import for_chart
+from ..chart import vegalite as vl
+from ..chart.context import ChartContext
+from ..chart.roofline import LEVEL_COLOURS, LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, ROOFLINE_WIDTH_PX, chart_data, roofline_xy
+from ..chart.memory_panel import PANEL_NAME, with_panel
+from ..text.numbers import format_number, format_si, pct, signed_pct
+from ..text.safe_text import for_chart
 from .markdown import match_text
 from .memory_panel import PANEL_HEADS_VIEW, panel_layout, panel_rows, panel_view
 

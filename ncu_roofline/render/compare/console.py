@@ -12,10 +12,10 @@ from rich.table import Table
 from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ..analysis.console import print_table
-from ..fit import Col, fit_table
-from ..numbers import format_si as fmt_si
-from ..safe_text import for_terminal
+from ..text.console import print_table
+from ..text.fit import Col, fit_table
+from ..text.numbers import format_si as fmt_si
+from ..text.safe_text import for_terminal
 from .markdown import (
     app_lines,
     bound_text,
@@ -33,7 +33,7 @@ VERDICT_STYLES = {"regression": "bold red", "improvement": "green", "neutral": "
 
 
 # The rank, the name, the verdict, Δ time (the sort key, in %) and Δ of roof are never dropped; the others give way
-# lowest `drop` first (render/fit.py).
+# lowest `drop` first (render/text/fit.py).
 COLUMNS = (Col("#"), Col("kernel", "left"), Col("verdict", "left", style="markup"), Col("Δ time"),
            Col("Δ of roof", legend="Δ of roof: change of the roofline fraction, in points"),
            Col("base", drop=4), Col("head", drop=5), Col("Δ FLOP/s", drop=2), Col("bound", "left", drop=3),

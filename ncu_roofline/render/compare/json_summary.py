@@ -8,8 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...pipeline.gates import GateResult
-from ..jsonout import JSON_SCHEMA_VERSION, clean, records
+from ..text.json_values import JSON_SCHEMA_VERSION, clean, gate_record, records
 
 COMPARE_KIND = "comparison"
 
@@ -35,19 +34,6 @@ def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[s
                    for metric, row in totals.to_dict(orient="index").items()},
         "gates": [gate_record(result) for result in info["gates"]],
         "kernels": records(shown, tuple(shown.columns)),
-    }
-
-
-def gate_record(result: GateResult, *, must_judge: bool = True) -> dict[str, Any]:
-    """One gate's outcome. `must_judge`: a gate that judged nothing did not pass (compare); history gates over a
-    single run judge nothing by design and pass."""
-    gate = result.gate
-    return {
-        "expression": gate.text, "scope": gate.scope, "metric": gate.metric, "op": gate.op,
-        "threshold": gate.threshold, "relative": gate.relative, "unit": gate.unit,
-        "passed": result.passed and (result.judged or not must_judge),
-        "checked": result.checked, "skipped": result.skipped,
-        "failures": [{k: clean(v) for k, v in failure.items()} for failure in result.failures],
     }
 
 

@@ -2,7 +2,7 @@
 
 A kernel whose FLOP/s is zero or unknown on both sides has no point on the log-log roofline, yet its time can be
 what a gate judged (a copy or a halo exchange getting slower). Like the analyze chart's panel
-(render/analysis/memory_panel.py, whose geometry this reuses), each such kernel gets a column, named on the x
+(render/chart/memory_panel.py, whose geometry this reuses), each such kernel gets a column, named on the x
 axis, and per memory level an arrow from its base bytes/s to its head bytes/s (hollow base mark, filled head
 mark, coloured by verdict), with the head run's memory roofs as horizontal lines. Under the roofline, as wide.
 """
@@ -14,8 +14,8 @@ import pandas as pd
 
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import LEVELS, display
-from .. import vegalite as vl
-from ..analysis.memory_panel import (
+from ..chart import vegalite as vl
+from ..chart.memory_panel import (
     LEVEL_OFFSETS,
     PANEL_HEIGHT_PX,
     PANEL_NAME,
@@ -29,8 +29,8 @@ from ..analysis.memory_panel import (
     panel_width,
     slot_axis,
 )
-from ..numbers import format_si, pct
-from ..placement import Plot
+from ..text.numbers import format_si, pct
+from ..chart.placement import Plot
 
 PANEL_HEADS_VIEW = "memory_heads"
 NAME_LEN = 32  # column names on the x axis, turned: short enough to leave the plot its height

@@ -8,13 +8,14 @@ from typing import Any
 import pandas as pd
 
 from ...core.parquet import parquet_bytes
-from ..analysis.chart import ChartContext
-from ..bundle import Bundle, chart_formats
-from ..chart_files import chart_payloads
+from ..chart.context import ChartContext
+from ..bundle import Bundle
+from ..chart.chart_files import chart_payloads
 from .chart import CHART_STEM, compare_chart
+from ..outputs import chart_set, names
 from .json_summary import comparison_json
 
-OUTPUT_NAMES = ("compare.parquet", "compare.json", *(f"{CHART_STEM}.{f}" for f in ("vl.json", "html", "svg", "png")))
+OUTPUT_NAMES = names("compare")
 
 
 def comparison_bundle(*, kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any],
@@ -24,5 +25,5 @@ def comparison_bundle(*, kernels: pd.DataFrame, totals: pd.DataFrame, info: dict
     files = {"compare.parquet": parquet_bytes(kernels, info["metadata"]),
              "compare.json": comparison_json(kernels, totals, info).encode()}
     spec = compare_chart(kernels, base_kernels=base_kernels, head_kernels=head_kernels, ctx=ctx)
-    files.update(chart_payloads(spec, ("vl.json", "html", *chart_formats(formats)), stem=CHART_STEM))
+    files.update(chart_payloads(spec, chart_set("compare", formats), stem=CHART_STEM))
     return Bundle(files, names=OUTPUT_NAMES)

@@ -1,7 +1,7 @@
 """The trend chart of `history -o DIR`: one line per top kernel (time over runs, runs on x in run order), with
 the noise band the gates judge against drawn behind each line over the window it was taken from. Times are drawn
 in one unit chosen from the data (ns, µs, ms or s: `numbers.time_scale`), the axis, tooltips and bands alike. A
-Vega-Lite spec written as plain data, like every chart here (render/vegalite.py says why)."""
+Vega-Lite spec written as plain data, like every chart here (render/chart/vegalite.py says why)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ...core.kernel_names import short_kernel_name
-from .. import vegalite as vl
-from ..compare.markdown import launch_shape
-from ..numbers import time_scale
+from ..chart import vegalite as vl
+from ..text.changes import launch_shape
+from ..text.numbers import time_scale
 
 CHART_STEM = "history"
 WIDTH_PX = 640

@@ -17,18 +17,12 @@ from rich.text import Text
 from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
-from ..analysis.console import print_table
-from ..compare.console import short_dims
-from ..compare.markdown import (
-    signed_pct,
-    signed_points,
-    signed_value,
-    value_text,
-)
-from ..fit import Col, fit_table
-from ..numbers import format_si as fmt_si
-from ..numbers import incomplete, missing, unproven
-from ..safe_text import for_terminal
+from ..text.changes import short_dims, signed_points, signed_value, value_text
+from ..text.console import print_table
+from ..text.fit import Col, fit_table
+from ..text.numbers import format_si as fmt_si
+from ..text.numbers import incomplete, missing, signed_pct, unproven
+from ..text.safe_text import for_terminal
 
 SPARKS = "▁▂▃▄▅▆▇█"
 SPARK_RUNS = 30  # the newest runs drawn in a sparkline: a table cell, not a chart

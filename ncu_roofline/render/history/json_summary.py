@@ -10,8 +10,7 @@ import pandas as pd
 
 from ...core.vocabulary import AI_COLUMNS, SOL_COMPLETE
 from ...pipeline.gates import GateResult
-from ..compare.json_summary import gate_record
-from ..jsonout import JSON_SCHEMA_VERSION, clean, records
+from ..text.json_values import JSON_SCHEMA_VERSION, clean, gate_record, records
 
 HISTORY_KIND = "history"
 SERIES_FIELDS = ("run_id", "time_s", "roofline_fraction", "headroom_s", "bound", *AI_COLUMNS, "flop_per_s",

@@ -7,8 +7,9 @@ import json
 import pandas as pd
 
 from ...pipeline.gates import GateResult
-from ..compare.markdown import gate_outcome, kernel_label, signed_pct
-from ..numbers import format_si as fmt_si
+from ..text.changes import gate_outcome, kernel_label
+from ..text.numbers import format_si as fmt_si
+from ..text.numbers import signed_pct
 from .console import (
     SPARK_RUNS,
     failure_text,

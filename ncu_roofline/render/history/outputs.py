@@ -7,20 +7,20 @@ import pandas as pd
 
 from ...core.parquet import parquet_bytes
 from ...pipeline.gates import GateResult
-from ..bundle import Bundle, chart_formats
+from ..bundle import Bundle
+from ..outputs import chart_set, names
 
 
 def history_bundle(*, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, gates: list[GateResult],
                    metadata: dict[str, str], formats: tuple[str, ...] = (), top: int = 10, window: int = 10,
                    band_name: str = "mad") -> Bundle:
-    from ..chart_files import chart_payloads
+    from ..chart.chart_files import chart_payloads
     from .chart import CHART_STEM, history_chart
     from .json_summary import history_json
 
-    charts = ["vl.json", "html", *chart_formats(formats)]
+    charts = chart_set("history", formats)
     spec = history_chart(summary, series, runs, top=top, window=window, band_name=band_name)
     files = {"history.parquet": parquet_bytes(series, metadata),
              "history.json": history_json(runs, summary, series, gates, metadata=metadata).encode(),
              **chart_payloads(spec, charts, stem=CHART_STEM)}
-    return Bundle(files, names=("history.parquet", "history.json",
-                                *(f"{CHART_STEM}.{f}" for f in ("vl.json", "html", "svg", "png"))))
+    return Bundle(files, names=names("history"))

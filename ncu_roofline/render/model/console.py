@@ -8,9 +8,9 @@ from rich.text import Text
 
 from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import display
-from ..analysis.console import fmt_si
-from ..fit import Col, fit_table
-from ..safe_text import for_terminal
+from ..text.numbers import format_si as fmt_si
+from ..text.fit import Col, fit_table
+from ..text.safe_text import for_terminal
 
 
 def _text(value: object) -> Text:
@@ -22,7 +22,8 @@ def _number(value: float | None, digits: str = ".4g") -> str:
     return "—" if value is None or pd.isna(value) else format(float(value), digits)
 
 
-# The point, its GPU, the bound and t_min (what the point costs at best) are kept; the rest give way (render/fit.py).
+# The point, its GPU, the bound and t_min (what the point costs at best) are kept; the rest give way
+# (render/text/fit.py).
 MODEL_COLUMNS = (Col("point", "left"), Col("GPU", "left"), Col("t_min", legend="t_min: the time at the roof"),
                  Col("bound", "left"), Col("attainable", drop=4), Col("AI (FLOP/B)", drop=3), Col("ridge", drop=2),
                  Col("FLOP", drop=5), Col("bytes", drop=1))

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from ...core.vocabulary import PEAK_OFF_CHIP, bytes_column, flop_column
-from ..jsonout import JSON_SCHEMA_VERSION, records
+from ..text.json_values import JSON_SCHEMA_VERSION, records
 
 POINT_FIELDS = ("name", "gpu", "flop", "bytes", "ai", "roof", "peak_flop_per_s", PEAK_OFF_CHIP,
                 "attainable_flop_per_s", "t_min_s", "ridge_ai", "bound", "status", "kernel", "formula")

@@ -3,7 +3,7 @@ target's roofs, one colour per GPU (as the model chart draws GPUs), an arrow fro
 
 The work is the same on every GPU (the projection's assumption), so a kernel keeps its DRAM intensity and moves
 only in FLOP/s: flop_total / time on each target, once at the roof and once at the same roofline fraction. The
-roofs, their labels and the points come from the model chart (render/model/chart.py); this adds the arrows.
+roofs, their labels and the points come from the chart kit's several-GPU roofline (render/chart/gpu_chart.py, the model chart's); this adds the arrows.
 Kernels that did no FLOPs have no place on a roofline: the subtitle counts them (their numbers are in the table).
 """
 
@@ -16,8 +16,8 @@ import pandas as pd
 
 from ...core.vocabulary import (AI_OFF_CHIP, BOUND_TARGET, COMPUTE_TERMS, TARGET, TENSOR_TERMS, TIME_AT_ROOF,
                                  TIME_SAME_EFFICIENCY, counted)
-from .. import vegalite as vl
-from ..model.chart import model_chart
+from ..chart import vegalite as vl
+from ..chart.gpu_chart import model_chart
 
 MODELS = {"time_s": "now", TIME_AT_ROOF: "at roof", TIME_SAME_EFFICIENCY: "same efficiency"}
 

@@ -21,10 +21,10 @@ from ...core.vocabulary import (
     counted,
     display,
 )
-from ..fit import Col, fit_table
-from ..model.roof_labels import short_gpu_names
-from ..numbers import cell, format_si, lower_bound, missing, unproven
-from ..safe_text import for_terminal
+from ..text.fit import Col, fit_table
+from ..chart.gpu_roof_labels import short_gpu_names
+from ..text.numbers import cell, format_si, lower_bound, missing, unproven
+from ..text.safe_text import for_terminal
 
 # The rank, the kernel, its GPU and the two projected times are kept; the rest give way (render/fit.py).
 PROJECTION_COLUMNS = (Col("#"), Col("kernel", "left"), Col("GPU", "left"), Col("now", drop=3),

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from ...core.vocabulary import APP_TIME, PROJECTION_COLUMNS, PROJECTION_RUN_COLUMNS
-from ..jsonout import JSON_SCHEMA_VERSION, records
+from ..text.json_values import JSON_SCHEMA_VERSION, records
 
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", *PROJECTION_COLUMNS, APP_TIME)
 

@@ -9,7 +9,7 @@ to the DRAM roof" reads at a glance, as it does on the roofline's diagonals. It 
 as the plot (so it costs the page no width beside the bars), and follows the plot's width on the page.
 
 Geometry here is plain data (the x is a linear slot per kernel, the y log, like the roofline's): roof labels go
-through `render/placement.py`, clear of every point and of each other, once per plot width the page may show. The
+through `render/chart/placement.py`, clear of every point and of each other, once per plot width the page may show. The
 compare chart draws its own panel from the same pieces (`panel_frame`, `panel_roofs`, `panel_labels`).
 """
 
@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ...core.vocabulary import LEVELS, bytes_column, display, peak_bytes_column
-from .. import vegalite as vl
-from ..layout import MARGIN, ROOF_FONT, decade_above, decade_below
-from ..numbers import format_si, pct
-from ..placement import Board, Plot, place_roof_label
+from . import vegalite as vl
+from .layout import MARGIN, ROOF_FONT, decade_above, decade_below
+from ..text.numbers import format_si, pct
+from .placement import Board, Plot, place_roof_label
 
 PANEL_VIEW = "memory"  # the panel's points: where hovering picks a kernel, as on the roofline
 PANEL_NAME = "memory_panel"  # the layered view, under the roofline

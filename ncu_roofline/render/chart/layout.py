@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.vocabulary import display, peak_bytes_column, peak_flop_column
-from ..roofs.peaks import ridge_points
-from .numbers import format_number, format_si
+from ...core.vocabulary import display, peak_bytes_column, peak_flop_column
+from ...roofs.peaks import ridge_points
+from ..text.numbers import format_number, format_si
 from .placement import Board, Plot, place_rank_leader, place_roof_label
 
 OUTLIER_GAP_DECADES = 1.5

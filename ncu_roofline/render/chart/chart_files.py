@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.files import write_atomic
+from ...core.files import write_atomic
 from .vegalite import VEGALITE_VERSION, VL_CONVERT_VERSION, Spec
 
 PNG_SCALE = 2.0  # sharp on a high-density screen
@@ -197,7 +197,7 @@ def _merged(into: Spec, patch: Spec) -> Spec:
 
 
 def html_page(spec: Spec, bundle: str | None = None) -> str:
-    """The offline page: the Vega bundle inlined (render/vega_bundle.py), the spec, a <title> from the spec's
+    """The offline page: the Vega bundle inlined (render/chart/vega_bundle.py), the spec, a <title> from the spec's
     `usermeta.title` (escaped: names and file names are not markup), and with `usermeta.fit`, a chart that fills
     the window's width."""
     from .vega_bundle import javascript_bundle
@@ -245,7 +245,7 @@ def chart_payloads(spec: Spec, formats: Iterable[str], *, stem: str = "roofline"
     """`{"<stem>.<format>": bytes}` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is taken for
     "vl.json"), in the order asked: rendered, not written, so a failing export (vl-convert, say) writes nothing.
     With both images asked for, the PNG is rasterised from the SVG rather than drawn again from the spec (its
-    clipping done per mark: render/png_clips.py)."""
+    clipping done per mark: render/chart/png_clips.py)."""
     wanted: list[str] = []
     for fmt in formats:
         fmt = "vl.json" if fmt == "json" else fmt

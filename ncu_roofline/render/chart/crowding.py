@@ -1,6 +1,6 @@
 """The roofline's crowded regions: what the chart adds where points crowd or coincide.
 
-A rank number set off from its point is joined to it by a leader line (render/layout.py places both); a spot where
+A rank number set off from its point is joined to it by a leader line (render/chart/layout.py places both); a spot where
 several kernels' points coincide names them all in its tooltip; the images, which nobody can hover, name the points
 left without a number instead of saying "hover"; and on a laptop's window the bars (which carry the names) narrow
 to stay beside the plot. Each piece is added only where it is needed, so an uncrowded chart's spec is unchanged.
@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import vegalite as vl
-from ..layout import coincident_clusters
-from ..placement import Plot
+from . import vegalite as vl
+from .layout import coincident_clusters
+from .placement import Plot
 
 LEADER_COLUMNS = ["rank", "x", "y", "x2", "y2"]
 LEADER_COLOUR = "#222222"  # the rank numbers' colour, dashed: not a grey join between a kernel's own points
 # Beside a plot in a laptop's window (1366 px): a narrower bar column with shorter names, so the names sit beside
-# the roofline rather than under it (render/chart_files.py tries this before stacking the bars under the plot).
+# the roofline rather than under it (render/chart/chart_files.py tries this before stacking the bars under the plot).
 NARROW_BARS = {"headroom": {"width": 150, "encoding": {"y": {"axis": {"labelLimit": 230}}}}}
 
 

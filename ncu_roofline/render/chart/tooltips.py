@@ -18,14 +18,14 @@ from ...core.vocabulary import (
     DISPLAY,
     LEVELS,
     PRECISIONS,
-    SOL_COMPLETE,
     UNKNOWN_BOUND,
     ai_column,
     bytes_column,
     display,
     flop_column,
 )
-from ..numbers import (
+from ...pipeline.totals import sol_complete
+from ..text.numbers import (
     format_number,
     format_si,
     incomplete,
@@ -33,7 +33,7 @@ from ..numbers import (
     pct,
     upper_bound,
 )
-from .console import limiter_text
+from ..text.limiters import limiter_text
 
 # (field, title) of each tooltip line, in order; every value is a preformatted string except launches.
 TOOLTIP_FIELDS: tuple[tuple[str, str], ...] = (
@@ -96,7 +96,7 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
             drawn = format_si(drawn_roofs[key], unit)
             own = drawn if own in (drawn, "—") else f"{drawn} drawn · {own} at this kernel's clock"
         binding.append("—" if term is None else f"{display(key)} {own}")
-    complete = kept[SOL_COMPLETE].tolist() if SOL_COMPLETE in kept else [True] * len(kept)
+    complete = sol_complete(kept).tolist()
     bound = [DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND for b in kept["bound"]]
     grid_block = _known_text(kept["grid"]) + " × " + _known_text(kept["block"])
     return {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...core.kernel_labels import fold_inputs
 from ...core.vocabulary import LEVELS
-from ..safe_text import for_chart
+from ..text.safe_text import for_chart
 from .context import ChartContext
 
 

@@ -1,4 +1,4 @@
-"""The model chart's roofs and where their labels go, placed as the roofline's are (render/placement.py).
+"""The model chart's roofs and where their labels go, placed as the roofline's are (render/chart/placement.py).
 
 Each GPU has its DRAM diagonal (from the plot's lower or left edge up to its highest drawn compute roof) and the
 compute roofs its points run on (from that GPU's ridge to the right edge). Every roof gets a label naming its GPU,
@@ -22,9 +22,9 @@ import pandas as pd
 
 from ...core.vocabulary import display
 from ...roofs.peaks import compute_peak, memory_peak
-from ..layout import ROOF_FONT, decade_above, decade_below, roof_segments
-from ..numbers import format_si
-from ..placement import Board, Plot, box, place_roof_label, text_size
+from .layout import ROOF_FONT, decade_above, decade_below, roof_segments
+from ..text.numbers import format_si
+from .placement import Board, Plot, box, place_roof_label, text_size
 
 POINT_SIZE = 90  # the points' symbol area (px²), as the chart draws them
 # A symbol's disc on the board, reckoned as layout.place_texts reckons the roofline's (area → radius, plus a rim).

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
-from typing import Any
 
 import pandas as pd
 
-from ..core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS, SOL_COMPLETE
-from ..pipeline.totals import run_totals
+from ...core.vocabulary import AI_COLUMNS, APP_COLUMNS, LIMITER_COLUMNS, SOL_COMPLETE
+from ...pipeline.totals import run_totals
+from ..text.json_values import JSON_SCHEMA_VERSION, clean, records
 
-JSON_SCHEMA_VERSION = 1
 KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launches", "time_s", "time_share",
                  "flop_total", "flop_per_s", *AI_COLUMNS, "bound", "roofline_fraction", "t_sol_s",
                  "headroom_s", SOL_COMPLETE, "ceiling_source", "status", *LIMITER_COLUMNS,
@@ -22,22 +20,6 @@ KERNEL_FIELDS = ("rank", "kernel_name", "grid", "block", "device_name", "launche
 
 MODEL_POINT_FIELDS = ("name", "flop", "bytes", "ai", "kernel", "roof", "attainable_flop_per_s", "t_min_s", "ridge_ai",
                       "bound", "status", "matched_kernels")
-
-
-def clean(value: Any) -> Any:
-    """JSON-safe scalars: NaN/NA -> null, numpy -> Python."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]]:
-    present = [f for f in fields if f in frame.columns]
-    return [{f: clean(v) for f, v in zip(present, row)} for row in frame[present].itertuples(index=False)]
 
 
 # The run totals an analysis summary carries (docs/json-schema.md).

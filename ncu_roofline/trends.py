@@ -1,0 +1,114 @@
+"""`trends(DIR) -> History`: the façade of `ncu-roofline history`, beside `analyze() -> Analysis` and
+`compare() -> Comparison`, and as symmetric: `json()`, `markdown()`, `chart()`, `bundle()`, `write()`.
+
+The work is `history/report.load_history` (read the dataset, match kernels into series, bands, gates); this holds
+the result and hands its tables to the renderers, so the CLI only parses, calls this, writes the bundle and prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .history.bands import BandOptions
+    from .history.report import History as Report
+    from .pipeline.gates import Gate
+
+
+@dataclass(frozen=True)
+class History:
+    """A history folder's runs, series, summary and gate results (history/report.py), with its outputs."""
+
+    report: Report
+    directory: Path
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        return self.report.runs
+
+    @property
+    def series(self) -> pd.DataFrame:
+        return self.report.series
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.report.summary
+
+    @property
+    def gates(self) -> list:
+        return self.report.gates
+
+    @property
+    def notes(self) -> list[str]:
+        """Runs left out of the history (damaged, ambiguous), one line each."""
+        return self.report.notes
+
+    @property
+    def passed(self) -> bool:
+        return self.report.passed
+
+    @property
+    def newest_run_id(self) -> str | None:
+        return self.report.newest_run_id
+
+    @property
+    def input_paths(self) -> list[Path]:
+        """The dataset's part files: outputs are never written over them."""
+        from .history.store import dataset_files
+
+        return dataset_files(self.directory)
+
+    def metadata(self) -> dict[str, str]:
+        return self.report.metadata()
+
+    def time_wide(self) -> pd.DataFrame:
+        """`time_s` per series (rows) and run (columns): what the table and the Markdown summary show."""
+        from .history.series import wide_values
+
+        return wide_values(self.series, "time_s", len(self.runs))
+
+    def json(self) -> str:
+        """The JSON summary (docs/json-schema.md)."""
+        from .render.history.json_summary import history_json
+
+        return history_json(self.runs, self.summary, self.series, self.gates, metadata=self.metadata())
+
+    def markdown(self, *, top: int = 10) -> str:
+        from .render.history.markdown import history_markdown
+
+        return history_markdown(self.summary, self.time_wide(), self.gates, metadata=self.metadata(),
+                                runs=len(self.runs), newest_run_id=self.newest_run_id, top=top)
+
+    def chart(self, *, top: int = 10, window: int = 10, band_name: str = "mad") -> dict:
+        """The trend chart as a Vega-Lite spec."""
+        from .render.history.chart import history_chart
+
+        return history_chart(self.summary, self.series, self.runs, top=top, window=window, band_name=band_name)
+
+    def bundle(self, *, formats: Iterable[str] = (), top: int = 10, window: int = 10, band_name: str = "mad"):
+        """The files `-o DIR` holds (render/history/outputs.py), rendered, not yet written: a `Bundle`."""
+        from .render.history.outputs import history_bundle
+
+        return history_bundle(runs=self.runs, summary=self.summary, series=self.series, gates=self.gates,
+                              metadata=self.metadata(), formats=tuple(formats), top=top, window=window,
+                              band_name=band_name)
+
+    def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 10, window: int = 10,
+              band_name: str = "mad") -> list[Path]:
+        return self.bundle(formats=formats, top=top, window=window, band_name=band_name).write(
+            Path(outdir), self.input_paths)
+
+
+def trends(directory: str | Path, *, kernel: str | None = None, last: int | None = None,
+           labels: Mapping[str, str] | None = None, gates: Iterable[Gate | str] = (),
+           band: BandOptions | None = None, min_time_s: float = 0.0) -> History:
+    """Read the history folder and judge its newest run (history/report.load_history says how)."""
+    from .history.report import load_history
+
+    report = load_history(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=band,
+                          min_time_s=min_time_s)
+    return History(report, Path(directory))
