@@ -21,6 +21,12 @@ like a dead one's).
 
 Paths are only ever listed (`os.scandir`) and passed on as files, never as glob patterns: a folder named `a[1]`
 is a folder like any other.
+
+Confinement: a manifest is text anyone can edit, so every part it names must be one file name (no `/`, no `..`)
+whose real path is exactly `DIR/TABLE/run_id=<ID>/NAME`: no link anywhere between DIR and the file. A manifest
+naming anything else makes its run damaged (named, left out, and nothing of it is removed by `--replace` or
+`--repair`), and a history whose `_runs`, `kernels` or `launches` folder is a link is refused as a whole: what
+repair removes must be inside the history.
 """
 
 from __future__ import annotations
@@ -32,13 +38,15 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.errors import InputError
+
 TABLES = ("kernels", "launches")
 RUNS_FOLDER = "_runs"  # a leading underscore: pyarrow, Spark and DuckDB dataset readers skip it, so the Parquet dataset still reads as it is
 MANIFEST_FORMAT = "ncu_roofline.history.run"
 PART_VERSION = "2"  # parts written under a manifest; "1": parts of a history from before manifests
 REQUIRED_COLUMNS = ("run_time", "labels", "gpu", "tool_version", "inputs", "kernel_name", "time_s")
 _PART_NAME = re.compile(r"^part-[0-9a-f]{32}\.parquet$")
-_LEGACY_PART_NAME = re.compile(r"^part-.*\.parquet$")
+_LEGACY_PART_NAME = re.compile(r"^part-[^/\\\x00]*\.parquet$")  # one file name: no separator, so no `..` step
 _TEMP_NAME = re.compile(r"^\..+\.tmp$")
 _MAX_MANIFEST_BYTES = 64 * 1024
 
@@ -74,6 +82,7 @@ def manifest_bytes(run_id: str, parts: dict[str, str]) -> bytes:
 def list_runs(directory: Path, *, only: str | None = None) -> Listing:
     """The committed runs of the history in `directory` (or of run `only`), each checked; see the module doc."""
     directory = Path(directory)
+    _refuse_linked_folders(directory)
     listing = Listing()
     manifests = _manifests(directory, only, listing)
     bad_folders: set[str] = set()
@@ -87,6 +96,23 @@ def list_runs(directory: Path, *, only: str | None = None) -> Listing:
         else:
             _take_legacy_run(run_id, parts_here, listing)
     return listing
+
+
+def _refuse_linked_folders(directory: Path) -> None:
+    """The history's own folders must be plain folders inside it: through a link, repair would remove files
+    elsewhere and the parts read would not be the history's."""
+    for name in (RUNS_FOLDER, *TABLES):
+        folder = Path(directory) / name
+        if folder.is_symlink() or (os.path.lexists(folder) and not folder.is_dir()):
+            raise InputError(folder, "is not a plain folder (a link or a file): a history's _runs, kernels and "
+                                     "launches must be folders inside it")
+
+
+def confined(directory: Path, table: str, run_id: str, name: str) -> bool:
+    """True when part `name` of run `run_id` is exactly at its place in the history: one file name in its run
+    folder, no link on the way (a link as the part itself is `check_part`'s to name)."""
+    expected = os.path.join(os.path.realpath(directory), table, f"run_id={run_id}")
+    return os.sep not in name and os.path.realpath(run_folder(directory, table, run_id)) == expected
 
 
 def _manifests(directory: Path, only: str | None, listing: Listing) -> dict[str, dict[str, str] | None]:
@@ -120,9 +146,10 @@ def _read_manifest(path: Path, run_id: str) -> tuple[dict[str, str] | None, str 
         return None, f"cannot be read ({type(exc).__name__})"
     parts = data.get("parts") if isinstance(data, dict) else None
     if (not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT or data.get("run_id") != run_id
-            or not isinstance(parts, dict)
-            or not all(isinstance(parts.get(t), str) and _LEGACY_PART_NAME.match(parts[t]) for t in TABLES)):
+            or not isinstance(parts, dict) or not all(isinstance(parts.get(t), str) for t in TABLES)):
         return None, "is not this run's manifest"
+    if not all(_LEGACY_PART_NAME.match(parts[t]) for t in TABLES):
+        return None, "names a part outside its run folder (a part is one file name, part-*.parquet)"
     return {table: parts[table] for table in TABLES}, None
 
 
@@ -154,6 +181,11 @@ def _take_manifest_run(directory: Path, run_id: str, parts: dict[str, str] | Non
     if parts is None:  # a damaged manifest: its run is left out (named), and nothing of it is garbage to repair
         return
     named = {table: run_folder(directory, table, run_id) / name for table, name in parts.items()}
+    outside = [table for table, name in parts.items() if not confined(directory, table, run_id, name)]
+    if outside:  # damaged: left out, and none of its folders' files are garbage (repair and --replace leave them)
+        listing.problems.append(f"run {run_id!r} left out: {RUNS_FOLDER}/{run_id}.json names a {outside[0]} part "
+                                "that resolves outside its run folder")
+        return
     for table in TABLES:  # everything else in the run's folders is uncommitted or superseded
         listing.orphans += [p for p in here.get(table, []) if named.get(table) != p]
     for table in TABLES:

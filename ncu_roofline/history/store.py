@@ -33,9 +33,10 @@ import os
 import re
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 import pandas as pd
 
@@ -43,7 +44,7 @@ from ..compare.match import launch_order
 from ..core.errors import InputError
 from ..core.files import stage_temporary, write_atomic
 from ..core.parquet import parquet_bytes
-from .commits import PART_VERSION, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
+from .commits import PART_VERSION, RUNS_FOLDER, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
 
 PART_GLOB = "part-*.parquet"
 RUN_COLUMNS = ("run_time", "labels", "gpu", "tool_version", "inputs")
@@ -169,29 +170,37 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
     payloads = {name: _parquet(run_rows(frame, metadata=metadata, labels=labels or {}, run_time=run_time),
                                {**file_meta, "ncu_roofline.history.table": name})
                 for name, frame in (("kernels", kernels), ("launches", launches))}
-    written: list[Path] = []
     names = {name: f"part-{uuid.uuid4().hex}.parquet" for name in TABLES}
     manifest = manifest_path(directory, run_id)
+    _mkdir(manifest.parent)
+    with history_lock(directory, exclusive=False):  # `--repair` waits for this commit (and we for it)
+        written = _write_and_commit(directory, run_id, names, payloads, manifest, replace=replace)
+        # committed: the old run's parts are garbage now
+        # (only the committed ones: a concurrent writer's uncommitted parts are not ours to remove)
+        for path in [p for run in old.runs.values() for p in run.parts.values()]:
+            if path not in written:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass  # left for `history --repair`; readers ignore it
+    return written[::-1]
+
+
+def _write_and_commit(directory: Path, run_id: str, names: dict[str, str], payloads: dict[str, bytes],
+                      manifest: Path, *, replace: bool) -> list[Path]:
+    """The parts renamed into place, then the manifest: the commit. A failure removes the parts written."""
+    written: list[Path] = []
     try:
         for name in ("launches", "kernels"):
             folder = run_folder(directory, name, run_id)
             _mkdir(folder)
             written.append(write_atomic(folder / names[name], payloads[name], before_replace=_pause_hook()))
-        _mkdir(manifest.parent)
         _commit(manifest, manifest_bytes(run_id, names), replace=replace)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    # committed: the old run's parts are garbage now
-    # (only the committed ones: a concurrent writer's uncommitted parts are not ours to remove)
-    for path in [p for run in old.runs.values() for p in run.parts.values()]:
-        if path not in written:
-            try:
-                path.unlink(missing_ok=True)
-            except OSError:
-                pass  # left for `history --repair`; readers ignore it
-    return written[::-1]
+    return written
 
 
 def _mkdir(folder: Path) -> None:
@@ -224,12 +233,56 @@ def _commit(manifest: Path, payload: bytes, *, replace: bool) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def repair_history(directory: Path):
-    """`history DIR --repair`: see `commits.repair`. Run it while no writer is active."""
+LOCK_NAME = ".lock"  # DIR/_runs/.lock: hidden, not a manifest, not a part
+REPAIR_WAIT_S = 10.0
+
+
+@contextmanager
+def history_lock(directory: Path, *, exclusive: bool, wait_s: float | None = None) -> Iterator[None]:
+    """An advisory lock on the history: every writer holds it shared from its first part to its commit, `--repair`
+    exclusive, so repair never removes the parts or temporary files of a commit in progress. `wait_s`: give up
+    (one line) after that long instead of waiting. Where flock is missing (not POSIX) nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    lock = Path(directory) / RUNS_FOLDER / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        raise InputError(lock, f"cannot open the history's lock: {exc.strerror or exc}") from None
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        if wait_s is None:
+            fcntl.flock(fd, mode)
+        else:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise InputError(Path(directory), f"a writer is committing a run here (it holds {lock}); "
+                                                          f"waited {wait_s:g} s: run --repair again when it is "
+                                                          "done") from None
+                    time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def repair_history(directory: Path, *, wait_s: float = REPAIR_WAIT_S):
+    """`history DIR --repair`: see `commits.repair`. Waits (up to `wait_s`) for writers committing, and holds
+    every new writer off while it runs: a live writer's temporary files and uncommitted parts are never removed."""
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(directory, "no such history folder")
-    return repair(directory, write_manifest=lambda path, payload: write_atomic(path, payload))
+    list_runs(directory, only="")  # a history whose folders are links is refused before anything is created
+    _mkdir(directory / RUNS_FOLDER)
+    with history_lock(directory, exclusive=True, wait_s=wait_s):
+        return repair(directory, write_manifest=lambda path, payload: write_atomic(path, payload))
 
 
 def append_analysis(directory: Path, analysis, *, run_id: str, labels: Mapping[str, str] | None = None,
