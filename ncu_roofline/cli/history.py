@@ -32,6 +32,10 @@ def history(
                                                           "and print the result. Sandboxed: the query sees "
                                                           "those views only, no file or network access "
                                                           "(read_csv, COPY TO, ATTACH are refused)."),
+    sql_timeout: float = typer.Option(60.0, "--sql-timeout", min=0.001, help="--sql: stop the query after this "
+                                                                            "many seconds."),
+    sql_memory: str = typer.Option("4GB", "--sql-memory", help="--sql: the most memory the query may hold "
+                                                                "(DuckDB's memory_limit: 512MB, 4GB)."),
     repair: bool = typer.Option(False, "--repair", help="Remove temporary files and uncommitted parts left by "
                                                         "killed writers, commit old-layout runs with a manifest; "
                                                         "run it while no writer is active."),
@@ -58,7 +62,7 @@ def history(
             _repair(directory)
             return
         if sql is not None:
-            _print_sql(directory, sql, json_out)
+            _print_sql(directory, sql, json_out, timeout_s=sql_timeout, memory_limit=sql_memory)
             return
         from ..history.report import load_history
         from ..history.series import wide_values
@@ -89,16 +93,19 @@ def history(
         raise typer.Exit(1)
 
 
-def _print_sql(directory: Path, query: str, json_out: Optional[Path]) -> None:
-    from ..history.store import connect, run_sql
+def _print_sql(directory: Path, query: str, json_out: Optional[Path], *, timeout_s: float, memory_limit: str
+               ) -> None:
+    from ..history.store import check_memory_limit, check_query, connect, run_sql
     from ..render.history.console import print_frame
     from ..render.history.json_summary import frame_json
 
+    check_memory_limit(memory_limit)
+    check_query(query)
     notes: list[str] = []
     con = connect(directory, notes=notes)
     _print_notes(notes)
     try:
-        frame = run_sql(con, query)
+        frame = run_sql(con, query, timeout_s=timeout_s, memory_limit=memory_limit)
     finally:
         con.close()
     _, to_stdout = write_run([], None, None, [(json_out, lambda: frame_json(frame))])

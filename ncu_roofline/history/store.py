@@ -404,31 +404,74 @@ def read_kernel_rows(con, run_ids: list[str], columns: tuple[str, ...]) -> pd.Da
 
 SQL_SANDBOX = ("SET python_enable_replacements = false", "SET enable_external_access = false",
                "SET lock_configuration = true")
+SQL_TIMEOUT_S = 60.0
+SQL_MEMORY_LIMIT = "4GB"
+_MEMORY = re.compile(r"^\s*(\d+(\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.IGNORECASE)
 
 
-def run_sql(con, query: str) -> pd.DataFrame:
-    """A query over the views `kernels` and `launches`, and nothing else; an error is one line.
+def check_memory_limit(text: str) -> str:
+    """A DuckDB `memory_limit` value: a number and a unit (`512MB`, `4GB`, `1.5GiB`)."""
+    if not _MEMORY.match(text or ""):
+        raise InputError(None, f"--sql-memory {text!r}: expected a size such as 512MB or 4GB")
+    return text.strip()
 
-    Sandboxed: the tables are already in memory (`connect`), then the connection loses all file and network
-    access (`enable_external_access = false`: no `read_csv('/etc/passwd')`, no `COPY ... TO`, no ATTACH, INSTALL
-    or LOAD), cannot see Python variables, and its configuration is locked so the query cannot undo that. A query
-    string from a pull request reads the history and nothing more.
-    """
+
+def check_query(query: str) -> None:
+    """Refuse, before any file is read, a query that does not parse or holds no statement (blanks, comments)."""
     import duckdb
 
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:
+        raise InputError(None, f"--sql: {_first_line(exc)}") from None
+    if not statements:
+        raise InputError(None, "--sql: the query is empty (nothing but blanks, comments or semicolons)")
+
+
+def run_sql(con, query: str, *, timeout_s: float = SQL_TIMEOUT_S, memory_limit: str = SQL_MEMORY_LIMIT
+            ) -> pd.DataFrame:
+    """A query over the views `kernels` and `launches`, and nothing else; an error is one line.
+
+    Sandboxed: the connection loses all file and network access (`enable_external_access = false`: no
+    `read_csv('/etc/passwd')`, no `COPY ... TO`, no ATTACH, INSTALL or LOAD) beyond the history's own parts,
+    cannot see Python variables, and its configuration is locked so the query cannot undo that. Bounded: DuckDB
+    is interrupted after `timeout_s` and holds at most `memory_limit`, so a recursive CTE that never ends stops
+    in one line. A query string from a pull request reads the history and nothing more.
+    """
+    import threading
+
+    import duckdb
+
+    check_query(query)
+    if not timeout_s > 0:
+        raise InputError(None, f"--sql-timeout must be more than 0 seconds, not {timeout_s:g}")
     if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0] is not True:
+        con.execute(f"SET memory_limit = '{check_memory_limit(memory_limit)}'")
         for statement in SQL_SANDBOX:
             con.execute(statement)
+    timer = threading.Timer(timeout_s, con.interrupt)
+    timer.daemon = True
+    timer.start()
     try:
         result = con.execute(query)
         return result.df() if result.description else pd.DataFrame()
+    except duckdb.InterruptException:
+        raise InputError(None, f"--sql: stopped after {timeout_s:g} s (the query's time limit; --sql-timeout "
+                               "raises it)") from None
+    except duckdb.OutOfMemoryException:
+        raise InputError(None, f"--sql: stopped at the query's memory limit, {memory_limit} (--sql-memory "
+                               "raises it)") from None
     except duckdb.PermissionException as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(None, f"--sql: refused: a query may read only the views kernels and launches ({first})"
-                         ) from None
+        raise InputError(None, f"--sql: refused: a query may read only the views kernels and launches "
+                               f"({_first_line(exc)})") from None
     except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(None, f"--sql: {first}") from None
+        raise InputError(None, f"--sql: {_first_line(exc)}") from None
+    finally:
+        timer.cancel()
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _label_filter(labels: Mapping[str, str]) -> tuple[str, list[str]]:
