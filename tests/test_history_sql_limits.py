@@ -64,3 +64,23 @@ def test_an_empty_or_comment_only_query_is_refused_in_one_line(tmp_path, query):
 def test_a_bad_memory_limit_is_refused_in_one_line(history):
     line = _one_line(runner.invoke(app, ["history", str(history), "--sql", "SELECT 1", "--sql-memory", "lots"]))
     assert line == "ncu-roofline: error: --sql-memory 'lots': expected a size such as 512MB or 4GB"
+
+
+def test_sql_opens_only_the_tables_the_query_names(tmp_path):
+    """A broken launches part does not stop a query of the kernels (that file is never opened), and a query of the
+    launches names it and leaves its run out; the kernels' rows are the example's five groups per run."""
+    analysis = ncu_roofline.analyze(EXAMPLE)
+    for run_id in ("a", "b"):
+        append_analysis(tmp_path, analysis, run_id=run_id)
+    broken = next((tmp_path / "launches" / "run_id=b").glob("part-*.parquet"))
+    broken.write_bytes(b"PAR1" + bytes(200) + b"PAR1")  # a footer no reader can parse
+    kernels = runner.invoke(app, ["history", str(tmp_path), "--json", "-", "--sql",
+                                  "SELECT run_id, count(*) AS n FROM kernels GROUP BY 1 ORDER BY 1"])
+    assert kernels.exit_code == 0 and kernels.stderr == ""
+    assert json.loads(kernels.stdout) == [{"run_id": "a", "n": 5}, {"run_id": "b", "n": 5}]
+    launches = runner.invoke(app, ["history", str(tmp_path), "--json", "-", "--sql",
+                                   "SELECT run_id, count(*) AS n FROM launches GROUP BY 1 ORDER BY 1"])
+    assert launches.exit_code == 0
+    assert json.loads(launches.stdout) == [{"run_id": "a", "n": 6}]
+    note, = launches.stderr.splitlines()
+    assert f"run 'b' left out: launches part {broken.name} is not a readable Parquet file" in note

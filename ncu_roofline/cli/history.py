@@ -95,14 +95,16 @@ def history(
 
 def _print_sql(directory: Path, query: str, json_out: Optional[Path], *, timeout_s: float, memory_limit: str
                ) -> None:
-    from ..history.store import check_memory_limit, check_query, connect, run_sql
+    from ..history.commits import TABLES
+    from ..history.sql import check_memory_limit, check_query, run_sql, tables_named
+    from ..history.views import connect
     from ..render.history.console import print_frame
     from ..render.history.json_summary import frame_json
 
     check_memory_limit(memory_limit)
     check_query(query)
     notes: list[str] = []
-    con = connect(directory, notes=notes)
+    con = connect(directory, notes=notes, tables=tables_named(query, TABLES))  # only what the query reads
     _print_notes(notes)
     try:
         frame = run_sql(con, query, timeout_s=timeout_s, memory_limit=memory_limit)

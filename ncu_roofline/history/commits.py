@@ -79,8 +79,11 @@ def manifest_bytes(run_id: str, parts: dict[str, str]) -> bytes:
                        "parts": {table: parts[table] for table in TABLES}}, sort_keys=True).encode()
 
 
-def list_runs(directory: Path, *, only: str | None = None) -> Listing:
-    """The committed runs of the history in `directory` (or of run `only`), each checked; see the module doc."""
+def list_runs(directory: Path, *, only: str | None = None, deep: bool = True) -> Listing:
+    """The committed runs of the history in `directory` (or of run `only`), each checked; see the module doc.
+
+    `deep=False`: a committed run's parts are checked from their directory entries only (place, kind, not empty),
+    not their footers: for a reader that opens the footers anyway and checks them there (`views.connect`)."""
     directory = Path(directory)
     _refuse_linked_folders(directory)
     listing = Listing()
@@ -92,7 +95,7 @@ def list_runs(directory: Path, *, only: str | None = None) -> Listing:
             continue
         parts_here = candidates.get(run_id, {})
         if run_id in manifests:
-            _take_manifest_run(directory, run_id, manifests[run_id], parts_here, listing)
+            _take_manifest_run(directory, run_id, manifests[run_id], parts_here, listing, deep)
         else:
             _take_legacy_run(run_id, parts_here, listing)
     return listing
@@ -177,7 +180,7 @@ def _candidate_parts(directory: Path, only: str | None, listing: Listing,
 
 
 def _take_manifest_run(directory: Path, run_id: str, parts: dict[str, str] | None,
-                       here: dict[str, list[Path]], listing: Listing) -> None:
+                       here: dict[str, list[Path]], listing: Listing, deep: bool = True) -> None:
     if parts is None:  # a damaged manifest: its run is left out (named), and nothing of it is garbage to repair
         return
     named = {table: run_folder(directory, table, run_id) / name for table, name in parts.items()}
@@ -189,7 +192,7 @@ def _take_manifest_run(directory: Path, run_id: str, parts: dict[str, str] | Non
     for table in TABLES:  # everything else in the run's folders is uncommitted or superseded
         listing.orphans += [p for p in here.get(table, []) if named.get(table) != p]
     for table in TABLES:
-        problem = check_part(named[table], run_id)[1]
+        problem = check_part(named[table], run_id)[1] if deep else check_file(named[table])
         if problem:
             listing.problems.append(f"run {run_id!r} left out: {table} part {named[table].name} {problem}")
             return
@@ -224,35 +227,54 @@ def _take_legacy_run(run_id: str, here: dict[str, list[Path]], listing: Listing)
 
 
 def check_part(path: Path, run_id: str) -> tuple[str | None, str | None]:
-    """(the part's history schema version, what is wrong with it or None)."""
+    """(the part's history schema version, what is wrong with it or None): the file, then its footer."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None, "is missing"
-    except OSError as exc:
-        return None, f"cannot be read: {exc.strerror or exc}"
-    if stat.S_ISLNK(info.st_mode):
-        return None, "is a symbolic link, not a part file"
-    if not stat.S_ISREG(info.st_mode):
-        return None, "is not a regular file"
-    if info.st_size == 0:
-        return None, "is empty (0 bytes)"
+    problem = check_file(path)
+    if problem:
+        return None, problem
     try:
         schema = pq.read_schema(path)
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return None, f"is not a readable Parquet file ({first})"
     metadata = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in (schema.metadata or {}).items()}
-    version = metadata.get("ncu_roofline.history.schema_version")
+    return judge_part(metadata, schema.names, run_id)
+
+
+def check_file(path: Path) -> str | None:
+    """What is wrong with `path` as a part file, from its directory entry alone (no byte of it read), or None."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link, not a part file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    if info.st_size == 0:
+        return "is empty (0 bytes)"
+    return None
+
+
+PART_KEYS = ("ncu_roofline.history.schema_version", "ncu_roofline.history.run_id")
+
+
+def judge_part(metadata: dict[str, str], names: list[str] | None, run_id: str) -> tuple[str | None, str | None]:
+    """(version, problem) of a part from its footer's key-value metadata (`PART_KEYS` suffice) and column names
+    (None: not checked here; the reader checks the union of the parts' columns)."""
+    version = metadata.get(PART_KEYS[0])
     if version is None:
         return None, "is not an ncu-roofline history part (no history metadata)"
-    if metadata.get("ncu_roofline.history.run_id") != run_id:
-        return version, f"belongs to run {metadata.get('ncu_roofline.history.run_id')!r}"
-    missing = [c for c in REQUIRED_COLUMNS if c not in schema.names]
-    if missing or "run_id" in schema.names:
+    if metadata.get(PART_KEYS[1]) != run_id:
+        return version, f"belongs to run {metadata.get(PART_KEYS[1])!r}"
+    if names is None:
+        return version, None
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing or "run_id" in names:
         return version, f"has another schema (missing {', '.join(missing)})" if missing else \
             "has another schema (a run_id column)"
     return version, None

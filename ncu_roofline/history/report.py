@@ -22,7 +22,7 @@ from ..pipeline.select import name_mask
 from ..pipeline.totals import run_totals
 from .bands import BandOptions, bands, judge
 from .series import IDENTITY, VALUES, assign_series, summarise, wide_values
-from .store import connect, read_kernel_rows, read_runs
+from .views import connect, read_kernel_rows, read_runs
 
 
 @dataclass
