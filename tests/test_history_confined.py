@@ -156,3 +156,29 @@ def test_repair_gives_up_in_one_line_while_a_writer_holds_the_history(tmp_path, 
     _, err = writer.communicate(timeout=60)
     assert writer.returncode == 0, err.decode()
     assert run_ids(tmp_path) == {"r0", "r1"}
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/ci", "gs://bucket/ci", "az://container/ci", "S3://bucket/ci"])
+def test_an_object_store_url_is_refused_in_one_line_and_nothing_is_written(tmp_path, monkeypatch, url):
+    """Today's behaviour before this check: `analyze --history s3://bucket/ci` wrote a local folder `s3:`."""
+    monkeypatch.chdir(tmp_path)
+    scheme, rest = url.split("://")
+    expected = [f"ncu-roofline: error: {scheme.lower()}://{rest}: a history in an object store "
+                f"({scheme.lower()}://) is not supported yet; give a local or shared folder (or file:///path)"]
+    for args in (["analyze", str(EXAMPLE), "--rows", "0", "--history", url, "--run-id", "r1"],
+                 ["batch", str(EXAMPLE), "--history", url], ["history", url], ["history", url, "--repair"],
+                 ["history", url, "--sql", "SELECT 1"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.stdout)
+        assert result.stderr.splitlines() == expected, args
+    assert list(tmp_path.iterdir()) == []  # no folder named `s3:` (or anything else)
+
+
+def test_a_file_url_is_the_local_folder(tmp_path, example):
+    url = (tmp_path / "h").as_uri()  # file:///...
+    result = runner.invoke(app, ["analyze", str(EXAMPLE), "--rows", "0", "--history", url, "--run-id", "r1"])
+    assert result.exit_code == 0, result.stderr
+    assert run_ids(tmp_path / "h") == {"r1"}
+    shown = runner.invoke(app, ["history", url, "--json", "-", "--sql", "SELECT sum(time_s) AS t FROM kernels"])
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)[0]["t"] == pytest.approx(INPUT_TIME_S, rel=1e-12)

@@ -42,7 +42,9 @@ def batch(
     from ..history.store import parse_labels
 
     with user_errors():
-        history_dir = path(history_arg, "--history")
+        from ..history.location import local_folder
+
+        history_dir = local_folder(path(history_arg, "--history"))  # a folder or file://; a URL is refused
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)
         if replace and skip_existing:

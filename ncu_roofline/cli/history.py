@@ -17,7 +17,8 @@ from .common import SUMMARY_MD, _formats, path, say, say_written, stdout, user_e
 
 
 def history(
-    directory: Path = typer.Argument(..., help="The history folder (`analyze --history DIR`, `batch`)."),
+    directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="The history folder (`analyze --history "
+                                                                       "DIR`, `batch`), or a file:// URL."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernels whose name matches this regex."),
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
@@ -53,6 +54,10 @@ def history(
     from ..pipeline.gates import parse_gates
 
     with user_errors():
+        from ..history.location import local_folder
+
+        path(directory_arg, "DIRECTORY")  # not empty
+        directory = local_folder(directory_arg)  # a folder or file://; an object store URL is refused
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         formats = _formats(fmt, out)
         gates = parse_gates(fail_on)

@@ -45,6 +45,7 @@ from ..core.errors import InputError
 from ..core.files import stage_temporary, write_atomic
 from ..core.parquet import parquet_bytes
 from .commits import PART_VERSION, RUNS_FOLDER, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
+from .location import local_folder
 # the reading half (views over the committed parts, --sql), kept importable from here
 from .sql import check_memory_limit, check_query, run_sql  # noqa: F401
 from .views import connect, read_kernel_rows, read_runs  # noqa: F401
@@ -105,13 +106,14 @@ def dataset_files(directory: Path) -> list[Path]:
 
 def run_ids(directory: Path) -> set[str]:
     """The run ids committed in `directory` (whole and readable)."""
-    return set(list_runs(Path(directory)).runs)
+    return set(list_runs(local_folder(directory)).runs)
 
 
 def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, replace: bool = False
                 ) -> tuple[str, dict[str, str]]:
     """The run id (given, or CI's default) and parsed labels of `analyze --history`, checked before the inputs are
     read: a bad or taken run id fails in a second, not after a long read."""
+    directory = local_folder(directory)
     run_id = check_run_id(run_id) if run_id else default_run_id()
     parsed = parse_labels(labels)
     if not replace:
@@ -161,7 +163,7 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
     old parts after. Two writers racing on one new run id: the first manifest wins, the other is refused.
     """
     check_run_id(run_id)
-    directory = Path(directory)
+    directory = local_folder(directory)
     run_time = run_time or datetime.now(timezone.utc)
     if run_time.tzinfo is None:
         raise ValueError("run_time must be timezone-aware")
@@ -279,7 +281,7 @@ def history_lock(directory: Path, *, exclusive: bool, wait_s: float | None = Non
 def repair_history(directory: Path, *, wait_s: float = REPAIR_WAIT_S):
     """`history DIR --repair`: see `commits.repair`. Waits (up to `wait_s`) for writers committing, and holds
     every new writer off while it runs: a live writer's temporary files and uncommitted parts are never removed."""
-    directory = Path(directory)
+    directory = local_folder(directory)
     if not directory.is_dir():
         raise InputError(directory, "no such history folder")
     list_runs(directory, only="")  # a history whose folders are links is refused before anything is created

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..core.errors import InputError
 from .commits import PART_KEYS, REQUIRED_COLUMNS, TABLES, check_part, judge_part, list_runs
+from .location import local_folder
 
 _GLOB = re.compile(r"[*?\[\]{}]")
 
@@ -33,7 +34,7 @@ def connect(directory: Path, *, notes: list[str] | None = None, tables: tuple[st
     empty views. The parts are DuckDB's `allowed_paths`, so `run_sql` can lock every other file away."""
     import duckdb
 
-    shown = Path(directory)
+    shown = local_folder(directory)
     if not shown.is_dir():
         raise InputError(shown, "no such history folder")
     directory = Path(os.path.abspath(shown))
