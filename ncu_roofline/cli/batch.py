@@ -42,9 +42,9 @@ def batch(
     from ..history.store import parse_labels
 
     with user_errors():
-        from ..history.location import local_folder
+        from ..history.location import history_location
 
-        history_dir = local_folder(path(history_arg, "--history"))  # a folder or file://; a URL is refused
+        history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)
         if replace and skip_existing:

@@ -54,10 +54,10 @@ def history(
     from ..pipeline.gates import parse_gates
 
     with user_errors():
-        from ..history.location import local_folder
+        from ..history.location import history_location
 
         path(directory_arg, "DIRECTORY")  # not empty
-        directory = local_folder(directory_arg)  # a folder or file://; an object store URL is refused
+        directory = history_location(directory_arg)  # a folder, file:// or s3://; other URLs are refused
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         formats = _formats(fmt, out)
         gates = parse_gates(fail_on)

@@ -144,8 +144,19 @@ def _read_manifest(path: Path, run_id: str) -> tuple[dict[str, str] | None, str 
             return None, "is not a regular file"
         if info.st_size > _MAX_MANIFEST_BYTES:
             return None, f"is {info.st_size:,} bytes, not a run manifest"
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        payload = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot be read ({type(exc).__name__})"
+    return parse_manifest(payload, run_id)
+
+
+def parse_manifest(payload: bytes, run_id: str) -> tuple[dict[str, str] | None, str | None]:
+    """(table -> part file name, None) from a manifest's bytes, or (None, what is wrong with it)."""
+    if len(payload) > _MAX_MANIFEST_BYTES:
+        return None, f"is {len(payload):,} bytes, not a run manifest"
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
         return None, f"cannot be read ({type(exc).__name__})"
     parts = data.get("parts") if isinstance(data, dict) else None
     if (not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT or data.get("run_id") != run_id

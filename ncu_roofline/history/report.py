@@ -73,7 +73,7 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     if last is not None and last < 1:
         raise InputError(None, f"--last must be at least 1, not {last}")
     notes: list[str] = []
-    con = connect(Path(directory), notes=notes, tables=("kernels",))  # the launches are not needed here
+    con = connect(directory, notes=notes, tables=("kernels",))  # the launches are not needed here
     try:
         runs = read_runs(con, labels=labels, last=last)
         if runs.empty:

@@ -45,7 +45,7 @@ from ..core.errors import InputError
 from ..core.files import stage_temporary, write_atomic
 from ..core.parquet import parquet_bytes
 from .commits import PART_VERSION, RUNS_FOLDER, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
-from .location import local_folder
+from .location import history_location, is_remote
 # the reading half (views over the committed parts, --sql), kept importable from here
 from .sql import check_memory_limit, check_query, run_sql  # noqa: F401
 from .views import connect, read_kernel_rows, read_runs  # noqa: F401
@@ -101,19 +101,30 @@ def parse_labels(texts: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 def dataset_files(directory: Path) -> list[Path]:
     """Every part file of the dataset: the inputs of `history`, which its outputs must never be written over."""
+    if is_remote(history_location(directory)):
+        return []  # objects in a bucket: no local output can be written over them
     return sorted(p for name in TABLES for p in (Path(directory) / name).glob(f"run_id=*/{PART_GLOB}"))
 
 
 def run_ids(directory: Path) -> set[str]:
     """The run ids committed in `directory` (whole and readable)."""
-    return set(list_runs(local_folder(directory)).runs)
+    where = history_location(directory)
+    if is_remote(where):
+        from .objects import read_committed
+
+        return set(read_committed(where, ())[1])
+    return set(list_runs(where).runs)
 
 
 def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, replace: bool = False
                 ) -> tuple[str, dict[str, str]]:
     """The run id (given, or CI's default) and parsed labels of `analyze --history`, checked before the inputs are
     read: a bad or taken run id fails in a second, not after a long read."""
-    directory = local_folder(directory)
+    directory = history_location(directory)
+    if is_remote(directory) and replace:
+        from .objects import refuse_replace
+
+        refuse_replace(directory)
     run_id = check_run_id(run_id) if run_id else default_run_id()
     parsed = parse_labels(labels)
     if not replace:
@@ -123,6 +134,13 @@ def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, repla
 
 def refuse_existing(directory: Path, run_id: str) -> None:
     """Fail early (before a long read) when `run_id` is already in the history."""
+    where = history_location(directory)
+    if is_remote(where):
+        from .objects import manifest_exists, refuse_taken
+
+        if manifest_exists(where, run_id):
+            refuse_taken(where, run_id)
+        return
     if _taken(Path(directory), run_id):
         _refuse(Path(directory), run_id)
 
@@ -163,19 +181,28 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
     old parts after. Two writers racing on one new run id: the first manifest wins, the other is refused.
     """
     check_run_id(run_id)
-    directory = local_folder(directory)
+    directory = history_location(directory)
+    if is_remote(directory) and replace:
+        from .objects import refuse_replace
+
+        refuse_replace(directory)
     run_time = run_time or datetime.now(timezone.utc)
     if run_time.tzinfo is None:
         raise ValueError("run_time must be timezone-aware")
-    old = list_runs(directory, only=run_id)
-    if not replace and _taken(directory, run_id):
-        _refuse(directory, run_id)
+    if not is_remote(directory):
+        old = list_runs(directory, only=run_id)
+        if not replace and _taken(directory, run_id):
+            _refuse(directory, run_id)
     file_meta = {**metadata, "ncu_roofline.history.schema_version": HISTORY_SCHEMA_VERSION,
                  "ncu_roofline.history.run_id": run_id}
     payloads = {name: _parquet(run_rows(frame, metadata=metadata, labels=labels or {}, run_time=run_time),
                                {**file_meta, "ncu_roofline.history.table": name})
                 for name, frame in (("kernels", kernels), ("launches", launches))}
     names = {name: f"part-{uuid.uuid4().hex}.parquet" for name in TABLES}
+    if is_remote(directory):  # parts, then the manifest by a conditional put (history/objects.py)
+        from .objects import write_run as put_run
+
+        return put_run(directory, run_id, names, payloads)
     manifest = manifest_path(directory, run_id)
     _mkdir(manifest.parent)
     with history_lock(directory, exclusive=False):  # `--repair` waits for this commit (and we for it)
@@ -281,7 +308,11 @@ def history_lock(directory: Path, *, exclusive: bool, wait_s: float | None = Non
 def repair_history(directory: Path, *, wait_s: float = REPAIR_WAIT_S):
     """`history DIR --repair`: see `commits.repair`. Waits (up to `wait_s`) for writers committing, and holds
     every new writer off while it runs: a live writer's temporary files and uncommitted parts are never removed."""
-    directory = local_folder(directory)
+    directory = history_location(directory)
+    if is_remote(directory):
+        from .objects import refuse_repair
+
+        refuse_repair(directory)
     if not directory.is_dir():
         raise InputError(directory, "no such history folder")
     list_runs(directory, only="")  # a history whose folders are links is refused before anything is created

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..core.errors import InputError
 from .commits import PART_KEYS, REQUIRED_COLUMNS, TABLES, check_part, judge_part, list_runs
-from .location import local_folder
+from .location import history_location, is_remote
 
 _GLOB = re.compile(r"[*?\[\]{}]")
 
@@ -34,13 +34,17 @@ def connect(directory: Path, *, notes: list[str] | None = None, tables: tuple[st
     empty views. The parts are DuckDB's `allowed_paths`, so `run_sql` can lock every other file away."""
     import duckdb
 
-    shown = local_folder(directory)
-    if not shown.is_dir():
+    shown = history_location(directory)
+    if not is_remote(shown) and not shown.is_dir():
         raise InputError(shown, "no such history folder")
-    directory = Path(os.path.abspath(shown))
+    directory = shown if is_remote(shown) else Path(os.path.abspath(shown))
     con = duckdb.connect()
     try:
-        if _GLOB.search(str(directory)):  # DuckDB would read each path as a glob pattern
+        if is_remote(shown):  # a bucket: read by pyarrow's filesystem (DuckDB's httpfs may not be installable)
+            from .objects import read_committed
+
+            runs, problems = _register_arrow(con, directory, tables, reader=read_committed)
+        elif _GLOB.search(str(directory)):  # DuckDB would read each path as a glob pattern
             runs, problems = _register_arrow(con, directory, tables)
         else:
             runs, problems = _create_views(con, directory, tables)
@@ -117,24 +121,24 @@ def _literal(paths: list[str]) -> str:
     return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
 
 
-def _register_arrow(con, directory: Path, tables: tuple[str, ...]) -> tuple[int, list[str]]:
+def _register_arrow(con, directory, tables: tuple[str, ...], reader=None) -> tuple[int, list[str]]:
     """The tables read by pyarrow, file by file, and registered in DuckDB (no path is ever a glob pattern)."""
-    read, runs, problems = _read_committed(directory, tables)
+    read, runs, problems = (reader or _read_committed)(directory, tables)
     for name in TABLES:
         con.register(name, _union(read[name], directory, name))
-    return runs, problems
+    return len(runs), problems
 
 
-def _read_committed(directory: Path, wanted: tuple[str, ...]) -> tuple[dict[str, list], int, list[str]]:
-    """Per table in `wanted`, one Arrow table per committed run (run id in a `run_id` column); the number of runs
-    read; and the runs left out."""
+def _read_committed(directory: Path, wanted: tuple[str, ...]) -> tuple[dict[str, list], list[str], list[str]]:
+    """Per table in `wanted`, one Arrow table per committed run (run id in a `run_id` column); the run ids read;
+    and the runs left out."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     listing = list_runs(directory)
     problems = list(listing.problems)
     tables: dict[str, list] = {name: [] for name in TABLES}
-    count = 0
+    ids: list[str] = []
     for run_id, run in sorted(listing.runs.items()):
         for attempt in range(3):
             try:
@@ -153,10 +157,10 @@ def _read_committed(directory: Path, wanted: tuple[str, ...]) -> tuple[dict[str,
                 break
         if read is None:
             continue
-        count += 1
+        ids.append(run_id)
         for name, table in read.items():
             tables[name].append(table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string())))
-    return tables, count, problems
+    return tables, ids, problems
 
 
 def _union(parts: list, directory: Path, name: str):
