@@ -74,7 +74,7 @@ def _filesystem():
 
 def _error(history: ObjectHistory, exc: Exception) -> InputError:
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return InputError(history, f"the object store refused: {first}")
+    return InputError(history, f"the object store failed or refused: {first}")
 
 
 def refuse_taken(history: ObjectHistory, run_id: str) -> None:
@@ -95,22 +95,25 @@ def refuse_repair(history: ObjectHistory) -> None:
 
 
 def manifest_exists(history: ObjectHistory, run_id: str) -> bool:
-    from botocore.exceptions import ClientError
+    client = _client()  # first: without boto3 this is the one line that says to install it
+    from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        _client().head_object(Bucket=history.bucket, Key=history.key(RUNS_FOLDER, f"{run_id}.json"))
+        client.head_object(Bucket=history.bucket, Key=history.key(RUNS_FOLDER, f"{run_id}.json"))
         return True
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
             return False
         raise _error(history, exc) from None
+    except BotoCoreError as exc:  # no credentials, no endpoint
+        raise _error(history, exc) from None
 
 
 def write_run(history: ObjectHistory, run_id: str, names: dict[str, str], payloads: dict[str, bytes]) -> list[str]:
     """Put the two parts, then the manifest with `If-None-Match: *`; return the parts' URLs."""
+    client = _client()
     from botocore.exceptions import BotoCoreError, ClientError
 
-    client = _client()
     written: list[str] = []
     try:
         for table in ("launches", "kernels"):
