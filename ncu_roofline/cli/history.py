@@ -17,8 +17,9 @@ from .common import SUMMARY_MD, _formats, path, say, say_written, stdout, user_e
 
 
 def history(
-    directory_arg: str = typer.Argument(..., metavar="DIRECTORY", help="The history folder (`analyze --history "
-                                                                       "DIR`, `batch`), or a file:// URL."),
+    directory: str = typer.Argument(..., show_default=False,
+                                    help="The history folder (`analyze --history DIR`, `batch`), file:///path "
+                                         "or s3://bucket/prefix."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernels whose name matches this regex."),
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
@@ -56,8 +57,8 @@ def history(
     with user_errors():
         from ..history.location import history_location
 
-        path(directory_arg, "DIRECTORY")  # not empty
-        directory = history_location(directory_arg)  # a folder, file:// or s3://; other URLs are refused
+        path(directory, "DIRECTORY")  # not empty
+        directory = history_location(directory)  # a folder, file:// or s3://; other URLs are refused
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         formats = _formats(fmt, out)
         gates = parse_gates(fail_on)
