@@ -63,7 +63,7 @@ def _sum_time(history: Path) -> dict[str, float]:
     return dict(zip(rows["run_id"], rows["t"]))
 
 
-@pytest.mark.parametrize("how", ["dotdot", "absolute", "link"])
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "link", "linked-folder"])
 def test_a_manifest_naming_a_part_outside_is_damaged_and_nothing_outside_is_removed(tmp_path, example, how):
     history, outside, victim = _history_with_victim(tmp_path, example)
     before = victim.read_bytes()
@@ -72,13 +72,17 @@ def test_a_manifest_naming_a_part_outside_is_damaged_and_nothing_outside_is_remo
         _point_manifest(history, "evil", "kernels", f"part-/../../../../outside/{victim.name}")
     elif how == "absolute":
         _point_manifest(history, "evil", "kernels", str(victim))
-    else:  # the manifest's name is a plain file name, but the file is a link out of the history
+    elif how == "link":  # the manifest's name is a plain file name, but the file is a link out of the history
         (folder / victim.name).unlink()
         (folder / victim.name).symlink_to(victim)
+    else:  # the run folder itself is a link to a folder outside holding a valid part of the run
+        shutil.rmtree(folder)
+        folder.symlink_to(outside, target_is_directory=True)
     result = runner.invoke(app, ["history", str(history), "--rows", "0"])
     assert result.exit_code == 0, result.stderr
     notes = result.stderr.splitlines()
-    reason = "is a symbolic link, not a part file" if how == "link" else "outside its run folder"
+    reason = {"link": "is a symbolic link, not a part file", "linked-folder": "is not a plain folder"}.get(
+        how, "outside its run folder")
     assert len(notes) == 1 and "run 'evil' left out" in notes[0] and reason in notes[0], notes
     assert set(_sum_time(history)) == {"good"}  # the victim's rows (a valid part of `evil`) were not read
     assert _sum_time(history)["good"] == pytest.approx(INPUT_TIME_S, rel=1e-12)
@@ -91,6 +95,10 @@ def test_a_manifest_naming_a_part_outside_is_damaged_and_nothing_outside_is_remo
 
     replaced = runner.invoke(app, ["analyze", str(EXAMPLE), "--rows", "0", "--history", str(history), "--run-id",
                                    "evil", "--replace"])
+    if how == "linked-folder":  # nothing is written through the link either
+        assert replaced.exit_code == 2 and "is not a plain folder" in replaced.stderr, replaced.stderr
+        assert sorted(p.name for p in outside.iterdir()) == [victim.name] and victim.read_bytes() == before
+        return
     assert replaced.exit_code == 0, replaced.stderr
     assert victim.read_bytes() == before  # --replace removes only the parts of a whole, confined run
     assert run_ids(history) == {"good", "evil"}

@@ -111,11 +111,13 @@ def _refuse_linked_folders(directory: Path) -> None:
                                      "launches must be folders inside it")
 
 
-def confined(directory: Path, table: str, run_id: str, name: str) -> bool:
-    """True when part `name` of run `run_id` is exactly at its place in the history: one file name in its run
-    folder, no link on the way (a link as the part itself is `check_part`'s to name)."""
-    expected = os.path.join(os.path.realpath(directory), table, f"run_id={run_id}")
-    return os.sep not in name and os.path.realpath(run_folder(directory, table, run_id)) == expected
+def confined(name: str) -> bool:
+    """True when part `name` is one file name in its run folder. With the folder checks this is the whole of
+    confinement: `_refuse_linked_folders` (no top folder is a link), `_candidate_parts` (no run folder is a link:
+    its run is left out) and `check_file` (the part is not a link) leave no link between DIR and a part, so its
+    real path is DIR/TABLE/run_id=<ID>/NAME without a `realpath` per part."""
+    return bool(name) and os.sep not in name and (os.altsep is None or os.altsep not in name) and \
+        name not in (".", "..") and "\x00" not in name
 
 
 def _manifests(directory: Path, only: str | None, listing: Listing) -> dict[str, dict[str, str] | None]:
@@ -195,7 +197,7 @@ def _take_manifest_run(directory: Path, run_id: str, parts: dict[str, str] | Non
     if parts is None:  # a damaged manifest: its run is left out (named), and nothing of it is garbage to repair
         return
     named = {table: run_folder(directory, table, run_id) / name for table, name in parts.items()}
-    outside = [table for table, name in parts.items() if not confined(directory, table, run_id, name)]
+    outside = [table for table, name in parts.items() if not confined(name)]
     if outside:  # damaged: left out, and none of its folders' files are garbage (repair and --replace leave them)
         listing.problems.append(f"run {run_id!r} left out: {RUNS_FOLDER}/{run_id}.json names a {outside[0]} part "
                                 "that resolves outside its run folder")

@@ -193,6 +193,10 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
         old = list_runs(directory, only=run_id)
         if not replace and _taken(directory, run_id):
             _refuse(directory, run_id)
+        for table in TABLES:  # never write through a link out of the history
+            folder = run_folder(directory, table, run_id)
+            if folder.is_symlink() or (os.path.lexists(folder) and not folder.is_dir()):
+                raise InputError(folder, "is not a plain folder (a link or a file): the run cannot be written there")
     file_meta = {**metadata, "ncu_roofline.history.schema_version": HISTORY_SCHEMA_VERSION,
                  "ncu_roofline.history.run_id": run_id}
     payloads = {name: _parquet(run_rows(frame, metadata=metadata, labels=labels or {}, run_time=run_time),
