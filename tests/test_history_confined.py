@@ -122,9 +122,9 @@ def test_a_history_whose_folders_are_links_is_refused_in_one_line(tmp_path, exam
                  ["history", str(history), "--sql", "SELECT 1"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.stdout)
-        assert result.stderr.splitlines() == [f"ncu-roofline: error: {history / folder}: is not a plain folder (a link or "
-                                              "a file): a history's _runs, kernels and launches must be folders "
-                                              "inside it"], args
+        assert result.stderr.splitlines() == [
+            f"ncu-roofline: error: {history / folder}: is not a plain folder (a link or a file): a history's _runs, "
+            "kernels and launches must be folders inside it"], args
     assert sorted(p for p in real.rglob("*") if p.is_file()) == files_before  # repair removed nothing through it
 
 

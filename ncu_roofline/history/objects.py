@@ -11,7 +11,7 @@ parts that no manifest names; readers take runs from the manifests only, so its 
 compare-and-swap on the manifest's ETag here, and removing the old parts safely after it needs the lock `--repair`
 takes locally. `--repair` is refused too: without a lock it cannot tell a dead writer's parts from a live one's.
 Both refusals say so; the uncommitted parts of killed writers are invisible to ncu-roofline and cost only storage
-(an S3 lifecycle rule on `*/run_id=*/part-*` older than a day, or a manual cleanup, reclaims them).
+(a lifecycle rule cannot tell them from committed parts; a cleanup of parts no manifest names reclaims them).
 
 Layers: pyarrow's filesystem (`pyarrow.fs.S3FileSystem`, in the base install) lists and reads; boto3 (the `s3`
 extra) writes, since pyarrow's filesystems have no create-if-absent. Both read credentials, region and
@@ -90,8 +90,8 @@ def refuse_replace(history: ObjectHistory) -> None:
 
 def refuse_repair(history: ObjectHistory) -> None:
     raise InputError(history, "--repair is refused on an object store: without a writers' lock it cannot tell a "
-                              "killed writer's parts from a live one's (uncommitted parts are never read; an S3 "
-                              "lifecycle rule reclaims them)")
+                              "killed writer's parts from a live one's (uncommitted parts are never read; "
+                              "docs/history.md says how to reclaim them)")
 
 
 def manifest_exists(history: ObjectHistory, run_id: str) -> bool:

@@ -80,7 +80,8 @@ def _create_views(con, directory: Path, tables: tuple[str, ...]) -> tuple[int, l
         con.unregister("_new_parts")
         paths = [path for path, _ in parts]
         con.execute(f"CREATE VIEW {name} AS SELECT * EXCLUDE (filename) FROM read_parquet({_literal(paths)}, "
-                    f"union_by_name = true, filename = true, hive_partitioning = false) JOIN _parts_{name} USING (filename)")
+                    "union_by_name = true, filename = true, hive_partitioning = false) "
+                    f"JOIN _parts_{name} USING (filename)")
         allowed += paths
     con.execute(f"SET allowed_paths = {_literal(allowed)}")
     return len(runs), problems
