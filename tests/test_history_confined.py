@@ -142,7 +142,8 @@ def _paused_writer(history: Path, run_id: str, pause_s: float) -> subprocess.Pop
 
 
 @pytest.mark.slow
-def test_repair_during_a_commit_waits_for_it_and_the_writer_commits(tmp_path, example):
+def test_repair_during_a_commit_waits_for_it_and_the_writer_commits(tmp_path, example, monkeypatch):
+    monkeypatch.setattr("ncu_roofline.history.store.REPAIR_WAIT_S", 120.0)  # a busy machine: wait, never give up
     append_analysis(tmp_path, example, run_id="r0")
     writer = _paused_writer(tmp_path, "r1", 0.7)  # three pauses of 0.7 s: parts, then manifest
     repaired = runner.invoke(app, ["history", str(tmp_path), "--repair"])

@@ -105,16 +105,18 @@ def test_runs_written_to_a_bucket_read_back_whole_also_from_duckdb(bucket):
     assert [run["run_id"] for run in json.loads(shown.stdout)["runs"]] == ["r1", "r2"]
     # the same bucket as a DuckDB user reads it without httpfs: pyarrow's S3 filesystem, Hive partitions
     import duckdb
+    import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.fs
 
     fs = pyarrow.fs.S3FileSystem(endpoint_override=os.environ["AWS_ENDPOINT_URL"], region="us-east-1")
-    kernels = ds.dataset(f"{bucket}/ci/kernels", filesystem=fs, format="parquet", partitioning=ds.partitioning(
-        __import__("pyarrow").schema([("run_id", __import__("pyarrow").string())]), flavor="hive"))
-    totals = duckdb.sql("SELECT run_id, sum(time_s) AS t FROM kernels GROUP BY 1 ORDER BY 1").fetchall()
+    kernels = ds.dataset(f"{bucket}/ci/kernels", filesystem=fs, format="parquet",
+                         partitioning=ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive"))
+    con = duckdb.connect()
+    con.register("kernels", kernels)
+    totals = con.execute("SELECT run_id, sum(time_s) AS t FROM kernels GROUP BY 1 ORDER BY 1").fetchall()
     assert [r[0] for r in totals] == ["r1", "r2"]
     assert all(r[1] == pytest.approx(INPUT_TIME_S, rel=1e-12) for r in totals)
-    del kernels
 
 
 def test_a_taken_run_id_replace_and_repair_are_refused_in_one_line(bucket):

@@ -309,7 +309,7 @@ def history_lock(directory: Path, *, exclusive: bool, wait_s: float | None = Non
         os.close(fd)  # releases the lock
 
 
-def repair_history(directory: Path, *, wait_s: float = REPAIR_WAIT_S):
+def repair_history(directory: Path, *, wait_s: float | None = None):
     """`history DIR --repair`: see `commits.repair`. Waits (up to `wait_s`) for writers committing, and holds
     every new writer off while it runs: a live writer's temporary files and uncommitted parts are never removed."""
     directory = history_location(directory)
@@ -321,7 +321,7 @@ def repair_history(directory: Path, *, wait_s: float = REPAIR_WAIT_S):
         raise InputError(directory, "no such history folder")
     list_runs(directory, only="")  # a history whose folders are links is refused before anything is created
     _mkdir(directory / RUNS_FOLDER)
-    with history_lock(directory, exclusive=True, wait_s=wait_s):
+    with history_lock(directory, exclusive=True, wait_s=REPAIR_WAIT_S if wait_s is None else wait_s):
         return repair(directory, write_manifest=lambda path, payload: write_atomic(path, payload))
 
 
