@@ -366,7 +366,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     parser.add_argument("--quick", action="store_true", help="the issue #16 targets in about two minutes")
     parser.add_argument("--only", help="--quick: these target groups only (small, large, linear, report, chart, "
-                                       "images, batch, real, limiter, timeline); RESULTS.md is then left alone")
+                                       "images, batch, real, limiter, timeline, history); RESULTS.md is then left alone")
     parser.add_argument("--python", default=sys.executable,
                         help="interpreter whose ncu_roofline is measured (--quick; e.g. another checkout's venv)")
     args = parser.parse_args()

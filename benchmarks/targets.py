@@ -39,9 +39,15 @@ Issue #34:
 - timeline: reading an nsys SQLite timeline of 10^6 launches (`read_timeline`) <= 1.5x [a bare sqlite3 GROUP BY of
   the same table by the same keys], in one process, interleaved, best of 3 (benchmarks/timeline.py).
 
+Issue #38 item 5 (medians of interleaved runs, verdict on CPU time), over a history of 300 runs of a 2,000-launch
+details page (200 kernels, built once in the work folder by the interpreter under test):
+- history: `history H --rows 10` <= 1.5x [a bare DuckDB query over the same Parquet files, the glob with Hive
+  partitions, reading the columns `history` reads into pandas]
+- history-sql: `history H --sql Q` <= 2.0x [Q itself over the same glob, into pandas]
 
-`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real, limiter
-(#38), timeline (#34).
+
+`only` picks groups: small, large, linear (issue #16), report, chart, images, batch (issue #28), real, limiter,
+history (#38), timeline (#34).
 
 Wall time is what the targets are about; CPU time (user + system of the process, from wait4) is printed beside
 it, since on a shared machine it moves less with the load of other processes.
@@ -62,7 +68,7 @@ EXAMPLE = ROOT / "fixtures" / "example_h100_raw.csv"
 SAMPLES = ROOT.parent / "shared" / "ncu-samples"
 REPORT = SAMPLES / "NCAR-GPU_workshop" / "MW_Baseline.ncu-rep"
 SMALL_REPORT = SAMPLES / "nersc-gpp" / "output1.ncu-rep"
-GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real", "limiter", "timeline")
+GROUPS = ("small", "large", "linear", "report", "chart", "images", "batch", "real", "limiter", "timeline", "history")
 # The limiter's CPU share of one analysis: its entry points timed inside the process (limiter.py, the notes).
 LIMITER_SHARE = """
 import sys, time
@@ -85,6 +91,31 @@ result = analyze(sys.argv[1], allow_empty=True)
 total = time.process_time() - start
 assert (result.launches["limiter"].astype(str) == "unknown").any()
 print(f"{spent[0]:.4f} {total - spent[0]:.4f}")
+"""
+HISTORY_RUNS = 300
+# Built by the interpreter under test: one analysis of the page, written as HISTORY_RUNS runs an hour apart.
+HISTORY_BUILD = """
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+import ncu_roofline
+from ncu_roofline.history.store import append_analysis
+page, folder, runs = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+analysis = ncu_roofline.analyze(page)
+start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+for i in range(runs):
+    append_analysis(folder, analysis, run_id=f"run{i:04d}", run_time=start + timedelta(hours=i),
+                    labels={"branch": "main"})
+"""
+# What `history` reads of the kernels (history/series.py IDENTITY and VALUES), as a bare query over the glob.
+HISTORY_BARE = """
+import sys, duckdb
+glob, query, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
+source = f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true, hive_types = {{'run_id': VARCHAR}})"
+if wanted:  # the columns of `wanted` that the files have (history reads the others as null)
+    present = {row[0] for row in duckdb.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    query = query.replace("{columns}", ", ".join(f'"{c}"' for c in wanted if c in present))
+duckdb.sql(query.replace("FROM kernels", f"FROM {source}")).df()
 """
 # NVIDIA's own reader over every metric value of every action, in a process that has imported pandas and pyarrow
 # (which any tool writing Parquet tables pays): the floor for analysing a report (issue #38).
@@ -215,6 +246,8 @@ def quick(measure: Callable, ensure_file: Callable, python: str, workdir: Path, 
         _limiter(ensure_file, me, workdir, log, figures, targets)
     if "timeline" in wanted:
         _timeline(python, workdir, log, figures, targets)
+    if "history" in wanted:
+        _history(measure, ensure_file, python, cli, me, workdir, log, figures, targets)
     clean()
     parquet.unlink(missing_ok=True)
     return targets, figures
@@ -435,3 +468,30 @@ def _timeline(python: str, workdir: Path, log, figures, targets, launches: int =
                    f"{result['bare_s']:.2f} s ({result['kernels']} kernels)")
     targets.append(Target(f"nsys SQLite timeline {launches:,} launches vs bare sqlite3 GROUP BY", result["ratio"], 1.5,
                           f"{result['ours_s']:.2f} s vs {result['bare_s']:.2f} s (best of 3, one process)"))
+
+
+def _history(measure, ensure_file, python, cli, me, workdir, log, figures, targets, repeat: int = 5) -> None:
+    from ncu_roofline.history.series import IDENTITY, VALUES
+
+    folder = workdir / f"history_{HISTORY_RUNS}"
+    if not (folder / "_runs" / f"run{HISTORY_RUNS - 1:04d}.json").exists():
+        page = ensure_file(workdir, "details", 2_000, 0)
+        shutil.rmtree(folder, ignore_errors=True)
+        log(f"building a history of {HISTORY_RUNS} runs of {page.name} (once) ...")
+        built = measure([python, "-c", HISTORY_BUILD, str(page), str(folder), str(HISTORY_RUNS)])
+        if built.returncode != 0:
+            raise SystemExit(f"building the history failed: {built.stderr}")
+    glob = f"{folder}/kernels/*/part-*.parquet"
+    sql = "SELECT run_id, count(*) AS kernels, sum(time_s) AS time_s FROM kernels GROUP BY ALL ORDER BY 1"
+    log(f"history of {HISTORY_RUNS} runs against bare DuckDB over the same files ...")
+    runs = medians(measure, {
+        "history H": [*cli, "history", str(folder), "--rows", "10"],
+        "bare DuckDB, history's columns": [me, "-c", HISTORY_BARE, glob, "SELECT {columns} FROM kernels", "run_id",
+                                           *IDENTITY, *VALUES],
+        "history H --sql Q": [*cli, "history", str(folder), "--sql", sql],
+        "bare DuckDB, Q": [me, "-c", HISTORY_BARE, glob, sql],
+    }, repeat)
+    _ratio_target(f"history of {HISTORY_RUNS} runs vs a bare DuckDB query of its columns", runs, "history H",
+                  "bare DuckDB, history's columns", 1.5, figures, targets)
+    _ratio_target(f"history --sql over {HISTORY_RUNS} runs vs the same query in bare DuckDB", runs,
+                  "history H --sql Q", "bare DuckDB, Q", 2.0, figures, targets)

@@ -212,24 +212,33 @@ def test_sql_is_sandboxed(tmp_path, example):
     append_analysis(tmp_path, example, run_id="r1")
     secret = tmp_path / "secret.csv"
     secret.write_text("a\nsecret-value\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.parquet"  # a valid part, but not one of the history's
+    part = _parts(tmp_path, "kernels", "r1")[0]
+    shutil.copy(part, outside)
+    part_bytes = part.read_bytes()
     written = tmp_path / "x.csv"
-    for query, path in ((f"COPY kernels TO '{written}'", written), (f"SELECT * FROM read_csv('{secret}')", secret),
-                        (f"ATTACH '{tmp_path / 'db.duckdb'}'", tmp_path / "db.duckdb"),
-                        (f"SELECT * FROM read_parquet('{_parts(tmp_path, 'kernels', 'r1')[0]}')", None)):
+    refused = "ncu-roofline: error: --sql: refused: a query may read only the views kernels and launches ("
+    for query, why in ((f"COPY kernels TO '{written}'", "COPY is not a query; only SELECT runs"),
+                       # the parts are readable (allowed_paths), so writing over one must be refused too
+                       (f"COPY (SELECT 1) TO '{part}' (FORMAT csv, USE_TMP_FILE false)",
+                        "COPY is not a query; only SELECT runs"),
+                       (f"ATTACH '{tmp_path / 'db.duckdb'}'", "ATTACH is not a query; only SELECT runs"),
+                       ("SET enable_external_access = true", "SET is not a query; only SELECT runs"),
+                       (f"SELECT 1; COPY kernels TO '{written}'", "COPY is not a query; only SELECT runs"),
+                       (f"SELECT * FROM read_csv('{secret}')", "Permission Error"),
+                       (f"SELECT * FROM read_parquet('{outside}')", "Permission Error")):
         result = runner.invoke(app, ["history", str(tmp_path), "--sql", query])
         assert result.exit_code == 2, (query, result.stdout)
         assert result.stderr.count("\n") == 1
-        assert result.stderr.startswith("ncu-roofline: error: --sql: refused: a query may read only the views "
-                                        "kernels and launches (Permission Error"), result.stderr
+        assert result.stderr.startswith(refused + why), result.stderr
         assert "secret-value" not in result.stdout
-    assert not written.exists() and not (tmp_path / "db.duckdb").exists()
-    undo = runner.invoke(app, ["history", str(tmp_path), "--sql", "SET enable_external_access = true"])
-    assert undo.exit_code == 2 and "the configuration has been locked" in undo.stderr
+    assert not written.exists() and not (tmp_path / "db.duckdb").exists() and part.read_bytes() == part_bytes
     python = runner.invoke(app, ["history", str(tmp_path), "--sql", "SELECT * FROM query"])  # a Python variable
     assert python.exit_code == 2 and "query" in python.stderr and "does not exist" in python.stderr
     ok = runner.invoke(app, ["history", str(tmp_path), "--json", "-", "--sql",
                              "SELECT sum(time_s) AS t FROM launches"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)[0]["t"] == pytest.approx(INPUT_TIME_S)
+    outside.unlink()
 
 
 def test_repair_removes_what_dead_writers_left(tmp_path, example):
@@ -286,7 +295,7 @@ def test_real_sigkills_during_replace_leave_the_old_run_or_the_new(tmp_path, exa
     result = runner.invoke(app, ["history", str(tmp_path), "--repair"])
     assert result.exit_code == 0 and "0 left out" in result.stdout
     assert all(len(_parts(tmp_path, t, "r1")) == 1 for t in ("kernels", "launches"))
-    assert not [p for p in tmp_path.rglob(".*") if p.is_file()]
+    assert not [p for p in tmp_path.rglob(".*") if p.is_file() and p.name != ".lock"]  # the lock stays
 
 
 def test_a_damaged_manifest_is_named_and_repair_keeps_its_parts(tmp_path, example):

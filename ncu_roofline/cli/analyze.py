@@ -85,6 +85,10 @@ def analyze(
     with user_errors():
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
+        if history is not None:  # a folder, file:// or s3://; another URL is refused here, before any read
+            from ..history.location import history_location
+
+            history = history_location(history_arg)
         ceilings = checked_text(ceilings, "--ceilings")
         formats = _formats(fmt, out, "analysis")  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)

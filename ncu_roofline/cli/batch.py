@@ -47,7 +47,9 @@ def batch(
     from ..history.store import parse_labels
 
     with user_errors():
-        history_dir = path(history_arg, "--history")
+        from ..history.location import history_location
+
+        history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)
         if replace and skip_existing:

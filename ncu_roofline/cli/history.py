@@ -17,8 +17,9 @@ from .common import PATH, SUMMARY_MD, _formats, path, say, say_written, stdout, 
 
 
 def history(
-    directory: Path = typer.Argument(..., click_type=PATH,
-                                     help="The history folder (`analyze --history DIR`, `batch`)."),
+    directory: str = typer.Argument(..., click_type=PATH, show_default=False,
+                                    help="The history folder (`analyze --history DIR`, `batch`), file:///path "
+                                         "or s3://bucket/prefix."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernels whose name matches this regex."),
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
@@ -34,6 +35,10 @@ def history(
                                                           "and print the result. Sandboxed: the query sees "
                                                           "those views only, no file or network access "
                                                           "(read_csv, COPY TO, ATTACH are refused)."),
+    sql_timeout: float = typer.Option(60.0, "--sql-timeout", min=0.001, help="--sql: stop the query after this "
+                                                                            "many seconds."),
+    sql_memory: str = typer.Option("4GB", "--sql-memory", help="--sql: the most memory the query may hold "
+                                                                "(DuckDB's memory_limit: 512MB, 4GB)."),
     repair: bool = typer.Option(False, "--repair", help="Remove temporary files and uncommitted parts left by "
                                                         "killed writers, commit old-layout runs with a manifest; "
                                                         "run it while no writer is active."),
@@ -53,6 +58,10 @@ def history(
     from ..pipeline.gates import parse_gates
 
     with user_errors():
+        from ..history.location import history_location
+
+        path(directory, "DIRECTORY")  # not empty
+        directory = history_location(directory)  # a folder, file:// or s3://; other URLs are refused
         out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
         formats = _formats(fmt, out, "history")
         gates = parse_gates(fail_on)
@@ -62,7 +71,7 @@ def history(
             _repair(directory)
             return
         if sql is not None:
-            _print_sql(directory, sql, json_out)
+            _print_sql(directory, sql, json_out, timeout_s=sql_timeout, memory_limit=sql_memory)
             return
         from ..render.history.console import print_history
         from ..trends import trends
@@ -82,16 +91,21 @@ def history(
         raise typer.Exit(1)
 
 
-def _print_sql(directory: Path, query: str, json_out: Optional[Path]) -> None:
-    from ..history.store import connect, run_sql
+def _print_sql(directory: Path, query: str, json_out: Optional[Path], *, timeout_s: float, memory_limit: str
+               ) -> None:
+    from ..history.commits import TABLES
+    from ..history.sql import check_memory_limit, check_query, run_sql, tables_named
+    from ..history.views import connect
     from ..render.history.console import print_frame
     from ..render.history.json_summary import frame_json
 
+    check_memory_limit(memory_limit)
+    check_query(query)
     notes: list[str] = []
-    con = connect(directory, notes=notes)
+    con = connect(directory, notes=notes, tables=tables_named(query, TABLES))  # only what the query reads
     _print_notes(notes)
     try:
-        frame = run_sql(con, query)
+        frame = run_sql(con, query, timeout_s=timeout_s, memory_limit=memory_limit)
     finally:
         con.close()
     _, to_stdout = write_run([], None, None, [(json_out, lambda: frame_json(frame))])

@@ -21,6 +21,12 @@ like a dead one's).
 
 Paths are only ever listed (`os.scandir`) and passed on as files, never as glob patterns: a folder named `a[1]`
 is a folder like any other.
+
+Confinement: a manifest is text anyone can edit, so every part it names must be one file name (no `/`, no `..`)
+whose real path is exactly `DIR/TABLE/run_id=<ID>/NAME`: no link anywhere between DIR and the file. A manifest
+naming anything else makes its run damaged (named, left out, and nothing of it is removed by `--replace` or
+`--repair`), and a history whose `_runs`, `kernels` or `launches` folder is a link is refused as a whole: what
+repair removes must be inside the history.
 """
 
 from __future__ import annotations
@@ -32,13 +38,15 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.errors import InputError
+
 TABLES = ("kernels", "launches")
 RUNS_FOLDER = "_runs"  # a leading underscore: pyarrow, Spark and DuckDB dataset readers skip it, so the Parquet dataset still reads as it is
 MANIFEST_FORMAT = "ncu_roofline.history.run"
 PART_VERSION = "2"  # parts written under a manifest; "1": parts of a history from before manifests
 REQUIRED_COLUMNS = ("run_time", "labels", "gpu", "tool_version", "inputs", "kernel_name", "time_s")
 _PART_NAME = re.compile(r"^part-[0-9a-f]{32}\.parquet$")
-_LEGACY_PART_NAME = re.compile(r"^part-.*\.parquet$")
+_LEGACY_PART_NAME = re.compile(r"^part-[^/\\\x00]*\.parquet$")  # one file name: no separator, so no `..` step
 _TEMP_NAME = re.compile(r"^\..+\.tmp$")
 _MAX_MANIFEST_BYTES = 64 * 1024
 
@@ -71,9 +79,13 @@ def manifest_bytes(run_id: str, parts: dict[str, str]) -> bytes:
                        "parts": {table: parts[table] for table in TABLES}}, sort_keys=True).encode()
 
 
-def list_runs(directory: Path, *, only: str | None = None) -> Listing:
-    """The committed runs of the history in `directory` (or of run `only`), each checked; see the module doc."""
+def list_runs(directory: Path, *, only: str | None = None, deep: bool = True) -> Listing:
+    """The committed runs of the history in `directory` (or of run `only`), each checked; see the module doc.
+
+    `deep=False`: a committed run's parts are checked from their directory entries only (place, kind, not empty),
+    not their footers: for a reader that opens the footers anyway and checks them there (`views.connect`)."""
     directory = Path(directory)
+    _refuse_linked_folders(directory)
     listing = Listing()
     manifests = _manifests(directory, only, listing)
     bad_folders: set[str] = set()
@@ -83,10 +95,29 @@ def list_runs(directory: Path, *, only: str | None = None) -> Listing:
             continue
         parts_here = candidates.get(run_id, {})
         if run_id in manifests:
-            _take_manifest_run(directory, run_id, manifests[run_id], parts_here, listing)
+            _take_manifest_run(directory, run_id, manifests[run_id], parts_here, listing, deep)
         else:
             _take_legacy_run(run_id, parts_here, listing)
     return listing
+
+
+def _refuse_linked_folders(directory: Path) -> None:
+    """The history's own folders must be plain folders inside it: through a link, repair would remove files
+    elsewhere and the parts read would not be the history's."""
+    for name in (RUNS_FOLDER, *TABLES):
+        folder = Path(directory) / name
+        if folder.is_symlink() or (os.path.lexists(folder) and not folder.is_dir()):
+            raise InputError(folder, "is not a plain folder (a link or a file): a history's _runs, kernels and "
+                                     "launches must be folders inside it")
+
+
+def confined(name: str) -> bool:
+    """True when part `name` is one file name in its run folder. With the folder checks this is the whole of
+    confinement: `_refuse_linked_folders` (no top folder is a link), `_candidate_parts` (no run folder is a link:
+    its run is left out) and `check_file` (the part is not a link) leave no link between DIR and a part, so its
+    real path is DIR/TABLE/run_id=<ID>/NAME without a `realpath` per part."""
+    return bool(name) and os.sep not in name and (os.altsep is None or os.altsep not in name) and \
+        name not in (".", "..") and "\x00" not in name
 
 
 def _manifests(directory: Path, only: str | None, listing: Listing) -> dict[str, dict[str, str] | None]:
@@ -115,14 +146,26 @@ def _read_manifest(path: Path, run_id: str) -> tuple[dict[str, str] | None, str 
             return None, "is not a regular file"
         if info.st_size > _MAX_MANIFEST_BYTES:
             return None, f"is {info.st_size:,} bytes, not a run manifest"
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        payload = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot be read ({type(exc).__name__})"
+    return parse_manifest(payload, run_id)
+
+
+def parse_manifest(payload: bytes, run_id: str) -> tuple[dict[str, str] | None, str | None]:
+    """(table -> part file name, None) from a manifest's bytes, or (None, what is wrong with it)."""
+    if len(payload) > _MAX_MANIFEST_BYTES:
+        return None, f"is {len(payload):,} bytes, not a run manifest"
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
         return None, f"cannot be read ({type(exc).__name__})"
     parts = data.get("parts") if isinstance(data, dict) else None
     if (not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT or data.get("run_id") != run_id
-            or not isinstance(parts, dict)
-            or not all(isinstance(parts.get(t), str) and _LEGACY_PART_NAME.match(parts[t]) for t in TABLES)):
+            or not isinstance(parts, dict) or not all(isinstance(parts.get(t), str) for t in TABLES)):
         return None, "is not this run's manifest"
+    if not all(_LEGACY_PART_NAME.match(parts[t]) for t in TABLES):
+        return None, "names a part outside its run folder (a part is one file name, part-*.parquet)"
     return {table: parts[table] for table in TABLES}, None
 
 
@@ -150,14 +193,19 @@ def _candidate_parts(directory: Path, only: str | None, listing: Listing,
 
 
 def _take_manifest_run(directory: Path, run_id: str, parts: dict[str, str] | None,
-                       here: dict[str, list[Path]], listing: Listing) -> None:
+                       here: dict[str, list[Path]], listing: Listing, deep: bool = True) -> None:
     if parts is None:  # a damaged manifest: its run is left out (named), and nothing of it is garbage to repair
         return
     named = {table: run_folder(directory, table, run_id) / name for table, name in parts.items()}
+    outside = [table for table, name in parts.items() if not confined(name)]
+    if outside:  # damaged: left out, and none of its folders' files are garbage (repair and --replace leave them)
+        listing.problems.append(f"run {run_id!r} left out: {RUNS_FOLDER}/{run_id}.json names a {outside[0]} part "
+                                "that resolves outside its run folder")
+        return
     for table in TABLES:  # everything else in the run's folders is uncommitted or superseded
         listing.orphans += [p for p in here.get(table, []) if named.get(table) != p]
     for table in TABLES:
-        problem = check_part(named[table], run_id)[1]
+        problem = check_part(named[table], run_id)[1] if deep else check_file(named[table])
         if problem:
             listing.problems.append(f"run {run_id!r} left out: {table} part {named[table].name} {problem}")
             return
@@ -192,35 +240,54 @@ def _take_legacy_run(run_id: str, here: dict[str, list[Path]], listing: Listing)
 
 
 def check_part(path: Path, run_id: str) -> tuple[str | None, str | None]:
-    """(the part's history schema version, what is wrong with it or None)."""
+    """(the part's history schema version, what is wrong with it or None): the file, then its footer."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None, "is missing"
-    except OSError as exc:
-        return None, f"cannot be read: {exc.strerror or exc}"
-    if stat.S_ISLNK(info.st_mode):
-        return None, "is a symbolic link, not a part file"
-    if not stat.S_ISREG(info.st_mode):
-        return None, "is not a regular file"
-    if info.st_size == 0:
-        return None, "is empty (0 bytes)"
+    problem = check_file(path)
+    if problem:
+        return None, problem
     try:
         schema = pq.read_schema(path)
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return None, f"is not a readable Parquet file ({first})"
     metadata = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in (schema.metadata or {}).items()}
-    version = metadata.get("ncu_roofline.history.schema_version")
+    return judge_part(metadata, schema.names, run_id)
+
+
+def check_file(path: Path) -> str | None:
+    """What is wrong with `path` as a part file, from its directory entry alone (no byte of it read), or None."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link, not a part file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    if info.st_size == 0:
+        return "is empty (0 bytes)"
+    return None
+
+
+PART_KEYS = ("ncu_roofline.history.schema_version", "ncu_roofline.history.run_id")
+
+
+def judge_part(metadata: dict[str, str], names: list[str] | None, run_id: str) -> tuple[str | None, str | None]:
+    """(version, problem) of a part from its footer's key-value metadata (`PART_KEYS` suffice) and column names
+    (None: not checked here; the reader checks the union of the parts' columns)."""
+    version = metadata.get(PART_KEYS[0])
     if version is None:
         return None, "is not an ncu-roofline history part (no history metadata)"
-    if metadata.get("ncu_roofline.history.run_id") != run_id:
-        return version, f"belongs to run {metadata.get('ncu_roofline.history.run_id')!r}"
-    missing = [c for c in REQUIRED_COLUMNS if c not in schema.names]
-    if missing or "run_id" in schema.names:
+    if metadata.get(PART_KEYS[1]) != run_id:
+        return version, f"belongs to run {metadata.get(PART_KEYS[1])!r}"
+    if names is None:
+        return version, None
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing or "run_id" in names:
         return version, f"has another schema (missing {', '.join(missing)})" if missing else \
             "has another schema (a run_id column)"
     return version, None

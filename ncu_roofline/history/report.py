@@ -22,7 +22,7 @@ from ..pipeline.select import name_mask
 from ..pipeline.totals import run_totals
 from .bands import BandOptions, bands, judge
 from .series import IDENTITY, VALUES, assign_series, summarise, wide_values
-from .store import connect, read_kernel_rows, read_runs
+from .views import connect, read_kernel_rows, read_runs
 
 
 @dataclass
@@ -73,7 +73,7 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
     if last is not None and last < 1:
         raise InputError(None, f"--last must be at least 1, not {last}")
     notes: list[str] = []
-    con = connect(Path(directory), notes=notes, tables=("kernels",))  # the launches are not needed here
+    con = connect(directory, notes=notes, tables=("kernels",))  # the launches are not needed here
     try:
         runs = read_runs(con, labels=labels, last=last)
         if runs.empty:

@@ -33,9 +33,10 @@ import os
 import re
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 import pandas as pd
 
@@ -43,7 +44,11 @@ from ..compare.match import launch_order
 from ..core.errors import InputError
 from ..core.files import stage_temporary, write_atomic
 from ..core.parquet import parquet_bytes
-from .commits import PART_VERSION, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
+from .commits import PART_VERSION, RUNS_FOLDER, TABLES, list_runs, manifest_bytes, manifest_path, repair, run_folder
+from .location import history_location, is_remote
+# the reading half (views over the committed parts, --sql), kept importable from here
+from .sql import check_memory_limit, check_query, run_sql  # noqa: F401
+from .views import connect, read_kernel_rows, read_runs  # noqa: F401
 
 PART_GLOB = "part-*.parquet"
 RUN_COLUMNS = ("run_time", "labels", "gpu", "tool_version", "inputs")
@@ -96,18 +101,30 @@ def parse_labels(texts: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 def dataset_files(directory: Path) -> list[Path]:
     """Every part file of the dataset: the inputs of `history`, which its outputs must never be written over."""
+    if is_remote(history_location(directory)):
+        return []  # objects in a bucket: no local output can be written over them
     return sorted(p for name in TABLES for p in (Path(directory) / name).glob(f"run_id=*/{PART_GLOB}"))
 
 
 def run_ids(directory: Path) -> set[str]:
     """The run ids committed in `directory` (whole and readable)."""
-    return set(list_runs(Path(directory)).runs)
+    where = history_location(directory)
+    if is_remote(where):
+        from .objects import read_committed
+
+        return set(read_committed(where, ())[1])
+    return set(list_runs(where).runs)
 
 
 def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, replace: bool = False
                 ) -> tuple[str, dict[str, str]]:
     """The run id (given, or CI's default) and parsed labels of `analyze --history`, checked before the inputs are
     read: a bad or taken run id fails in a second, not after a long read."""
+    directory = history_location(directory)
+    if is_remote(directory) and replace:
+        from .objects import refuse_replace
+
+        refuse_replace(directory)
     run_id = check_run_id(run_id) if run_id else default_run_id()
     parsed = parse_labels(labels)
     if not replace:
@@ -117,6 +134,13 @@ def prepare_run(directory: Path, run_id: str | None, labels: list[str], *, repla
 
 def refuse_existing(directory: Path, run_id: str) -> None:
     """Fail early (before a long read) when `run_id` is already in the history."""
+    where = history_location(directory)
+    if is_remote(where):
+        from .objects import manifest_exists, refuse_taken
+
+        if manifest_exists(where, run_id):
+            refuse_taken(where, run_id)
+        return
     if _taken(Path(directory), run_id):
         _refuse(Path(directory), run_id)
 
@@ -157,41 +181,62 @@ def write_run(directory: Path, *, run_id: str, kernels: pd.DataFrame, launches: 
     old parts after. Two writers racing on one new run id: the first manifest wins, the other is refused.
     """
     check_run_id(run_id)
-    directory = Path(directory)
+    directory = history_location(directory)
+    if is_remote(directory) and replace:
+        from .objects import refuse_replace
+
+        refuse_replace(directory)
     run_time = run_time or datetime.now(timezone.utc)
     if run_time.tzinfo is None:
         raise ValueError("run_time must be timezone-aware")
-    old = list_runs(directory, only=run_id)
-    if not replace and _taken(directory, run_id):
-        _refuse(directory, run_id)
+    if not is_remote(directory):
+        old = list_runs(directory, only=run_id)
+        if not replace and _taken(directory, run_id):
+            _refuse(directory, run_id)
+        for table in TABLES:  # never write through a link out of the history
+            folder = run_folder(directory, table, run_id)
+            if folder.is_symlink() or (os.path.lexists(folder) and not folder.is_dir()):
+                raise InputError(folder, "is not a plain folder (a link or a file): the run cannot be written there")
     file_meta = {**metadata, "ncu_roofline.history.schema_version": HISTORY_SCHEMA_VERSION,
                  "ncu_roofline.history.run_id": run_id}
     payloads = {name: _parquet(run_rows(frame, metadata=metadata, labels=labels or {}, run_time=run_time),
                                {**file_meta, "ncu_roofline.history.table": name})
                 for name, frame in (("kernels", kernels), ("launches", launches))}
-    written: list[Path] = []
     names = {name: f"part-{uuid.uuid4().hex}.parquet" for name in TABLES}
+    if is_remote(directory):  # parts, then the manifest by a conditional put (history/objects.py)
+        from .objects import write_run as put_run
+
+        return put_run(directory, run_id, names, payloads)
     manifest = manifest_path(directory, run_id)
+    _mkdir(manifest.parent)
+    with history_lock(directory, exclusive=False):  # `--repair` waits for this commit (and we for it)
+        written = _write_and_commit(directory, run_id, names, payloads, manifest, replace=replace)
+        # committed: the old run's parts are garbage now
+        # (only the committed ones: a concurrent writer's uncommitted parts are not ours to remove)
+        for path in [p for run in old.runs.values() for p in run.parts.values()]:
+            if path not in written:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass  # left for `history --repair`; readers ignore it
+    return written[::-1]
+
+
+def _write_and_commit(directory: Path, run_id: str, names: dict[str, str], payloads: dict[str, bytes],
+                      manifest: Path, *, replace: bool) -> list[Path]:
+    """The parts renamed into place, then the manifest: the commit. A failure removes the parts written."""
+    written: list[Path] = []
     try:
         for name in ("launches", "kernels"):
             folder = run_folder(directory, name, run_id)
             _mkdir(folder)
             written.append(write_atomic(folder / names[name], payloads[name], before_replace=_pause_hook()))
-        _mkdir(manifest.parent)
         _commit(manifest, manifest_bytes(run_id, names), replace=replace)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    # committed: the old run's parts are garbage now
-    # (only the committed ones: a concurrent writer's uncommitted parts are not ours to remove)
-    for path in [p for run in old.runs.values() for p in run.parts.values()]:
-        if path not in written:
-            try:
-                path.unlink(missing_ok=True)
-            except OSError:
-                pass  # left for `history --repair`; readers ignore it
-    return written[::-1]
+    return written
 
 
 def _mkdir(folder: Path) -> None:
@@ -224,12 +269,60 @@ def _commit(manifest: Path, payload: bytes, *, replace: bool) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def repair_history(directory: Path):
-    """`history DIR --repair`: see `commits.repair`. Run it while no writer is active."""
-    directory = Path(directory)
+LOCK_NAME = ".lock"  # DIR/_runs/.lock: hidden, not a manifest, not a part
+REPAIR_WAIT_S = 10.0
+
+
+@contextmanager
+def history_lock(directory: Path, *, exclusive: bool, wait_s: float | None = None) -> Iterator[None]:
+    """An advisory lock on the history: every writer holds it shared from its first part to its commit, `--repair`
+    exclusive, so repair never removes the parts or temporary files of a commit in progress. `wait_s`: give up
+    (one line) after that long instead of waiting. Where flock is missing (not POSIX) nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    lock = Path(directory) / RUNS_FOLDER / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        raise InputError(lock, f"cannot open the history's lock: {exc.strerror or exc}") from None
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        if wait_s is None:
+            fcntl.flock(fd, mode)
+        else:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise InputError(Path(directory), f"a writer is committing a run here (it holds {lock}); "
+                                                          f"waited {wait_s:g} s: run --repair again when it is "
+                                                          "done") from None
+                    time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def repair_history(directory: Path, *, wait_s: float | None = None):
+    """`history DIR --repair`: see `commits.repair`. Waits (up to `wait_s`) for writers committing, and holds
+    every new writer off while it runs: a live writer's temporary files and uncommitted parts are never removed."""
+    directory = history_location(directory)
+    if is_remote(directory):
+        from .objects import refuse_repair
+
+        refuse_repair(directory)
     if not directory.is_dir():
         raise InputError(directory, "no such history folder")
-    return repair(directory, write_manifest=lambda path, payload: write_atomic(path, payload))
+    list_runs(directory, only="")  # a history whose folders are links is refused before anything is created
+    _mkdir(directory / RUNS_FOLDER)
+    with history_lock(directory, exclusive=True, wait_s=REPAIR_WAIT_S if wait_s is None else wait_s):
+        return repair(directory, write_manifest=lambda path, payload: write_atomic(path, payload))
 
 
 def append_analysis(directory: Path, analysis, *, run_id: str, labels: Mapping[str, str] | None = None,
@@ -249,139 +342,3 @@ def _pause_hook():
     if not seconds:
         return None
     return lambda _tmp: time.sleep(float(seconds))
-
-
-# ------------------------------------------------------------------------------------------------------ reading
-
-
-def connect(directory: Path, *, notes: list[str] | None = None, tables: tuple[str, ...] = TABLES):
-    """An in-memory DuckDB connection with views `kernels` and `launches` over the committed runs in `directory`.
-
-    Each run is checked (`history/commits.py`); one that fails is left out and named in `notes` (one line each).
-    Columns are unified by name (a run written by a newer version with an extra column reads as null in older
-    runs); `run_id` is always text, the last column. The tables are read here (pyarrow, file by file: no path is
-    ever a glob pattern), so the connection needs no file access afterwards (`run_sql` locks it). Only `tables`
-    are read (`history` needs the kernels only); the others are empty views, though every run's parts are checked.
-    """
-    import duckdb
-
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise InputError(directory, "no such history folder")
-    read, runs, problems = _read_committed(directory, tables)
-    if notes is not None:
-        notes.extend(f"{directory}: {line}" for line in problems)
-    if not runs:
-        detail = f"; {len(problems)} left out, first: {problems[0]}" if problems else ""
-        raise InputError(directory, f"holds no runs (no committed run in _runs/*.json or kernels/run_id=*/){detail}")
-    con = duckdb.connect()
-    for name in TABLES:
-        con.register(name, _union(read[name], directory, name))
-    return con
-
-
-def _read_committed(directory: Path, wanted: tuple[str, ...]) -> tuple[dict[str, list], int, list[str]]:
-    """Per table in `wanted`, one Arrow table per committed run (run id in a `run_id` column); the number of runs
-    read; and the runs left out."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    listing = list_runs(directory)
-    problems = list(listing.problems)
-    tables: dict[str, list] = {name: [] for name in TABLES}
-    count = 0
-    for run_id, run in sorted(listing.runs.items()):
-        for attempt in range(3):
-            try:
-                read = {name: pq.read_table(run.parts[name]).replace_schema_metadata(None) for name in wanted}
-                break
-            except FileNotFoundError:  # a --replace committed meanwhile and removed the old parts: look again
-                run = list_runs(directory, only=run_id).runs.get(run_id)
-                if run is None or attempt == 2:
-                    read = None
-                    problems.append(f"run {run_id!r} left out: its parts vanished while being read")
-                    break
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                problems.append(f"run {run_id!r} left out: a part cannot be read ({first})")
-                read = None
-                break
-        if read is None:
-            continue
-        count += 1
-        for name, table in read.items():
-            tables[name].append(table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string())))
-    return tables, count, problems
-
-
-def _union(parts: list, directory: Path, name: str):
-    import pyarrow as pa
-
-    if not parts:
-        return pa.table({"run_id": pa.array([], pa.string())})
-    try:
-        table = pa.concat_tables(parts, promote_options="permissive")
-    except (pa.ArrowException, ValueError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(directory, f"the runs' {name} tables do not share one schema ({first})") from None
-    order = [c for c in table.column_names if c != "run_id"] + ["run_id"]
-    return table.select(order)
-
-
-def read_runs(con, *, labels: Mapping[str, str] | None = None, last: int | None = None) -> pd.DataFrame:
-    """One row per run (`run_id`, `run_time`, `labels`, `gpu`), oldest first; filtered by labels, newest `last`."""
-    where, params = _label_filter(labels or {})
-    limit = f"LIMIT {int(last)}" if last else ""
-    runs = con.execute(f"SELECT run_id, max(run_time) AS run_time, any_value(labels) AS labels, "
-                       f"any_value(gpu) AS gpu FROM kernels {where} GROUP BY run_id "
-                       f"ORDER BY run_time DESC, run_id DESC {limit}", params).df()
-    return runs.iloc[::-1].reset_index(drop=True)
-
-
-def read_kernel_rows(con, run_ids: list[str], columns: tuple[str, ...]) -> pd.DataFrame:
-    """The kernel rows of `run_ids`, with whichever of `columns` the dataset has (missing ones are null)."""
-    present = set(con.execute("SELECT * FROM kernels LIMIT 0").df().columns)
-    select = ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in ("run_id", *columns))
-    con.register("_wanted_runs", pd.DataFrame({"run_id": pd.Series(run_ids, dtype="object")}))
-    try:
-        return con.execute(f"SELECT {select} FROM kernels WHERE run_id IN (SELECT run_id FROM _wanted_runs)").df()
-    finally:
-        con.unregister("_wanted_runs")
-
-
-SQL_SANDBOX = ("SET python_enable_replacements = false", "SET enable_external_access = false",
-               "SET lock_configuration = true")
-
-
-def run_sql(con, query: str) -> pd.DataFrame:
-    """A query over the views `kernels` and `launches`, and nothing else; an error is one line.
-
-    Sandboxed: the tables are already in memory (`connect`), then the connection loses all file and network
-    access (`enable_external_access = false`: no `read_csv('/etc/passwd')`, no `COPY ... TO`, no ATTACH, INSTALL
-    or LOAD), cannot see Python variables, and its configuration is locked so the query cannot undo that. A query
-    string from a pull request reads the history and nothing more.
-    """
-    import duckdb
-
-    if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0] is not True:
-        for statement in SQL_SANDBOX:
-            con.execute(statement)
-    try:
-        result = con.execute(query)
-        return result.df() if result.description else pd.DataFrame()
-    except duckdb.PermissionException as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(None, f"--sql: refused: a query may read only the views kernels and launches ({first})"
-                         ) from None
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(None, f"--sql: {first}") from None
-
-
-def _label_filter(labels: Mapping[str, str]) -> tuple[str, list[str]]:
-    if not labels:
-        return "", []
-    clauses = ["json_extract_string(labels, ?) = ?" for _ in labels]
-    params = [item for key, value in sorted(labels.items()) for item in (f'$."{key}"', value)]
-    return "WHERE " + " AND ".join(clauses), params
-
