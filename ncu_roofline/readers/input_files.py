@@ -39,6 +39,23 @@ def check_regular_file(path: Path, what: str = "file") -> os.stat_result:
     return info
 
 
+def read_bounded(path: Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file `path`, refused in one line when it holds more than `limit` (a size that fits
+    what the file is): checked on `stat` first, and again while reading, so a file that grows (or a device that
+    says size 0) cannot make the read endless or eat the memory."""
+    info = check_regular_file(path, what)
+    if info.st_size > limit:
+        raise InputError(path, f"is {info.st_size:,} bytes; a {what} is at most {limit:,} bytes")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise InputError(path, f"holds more than {limit:,} bytes; a {what} is at most that")
+    return data
+
+
 def expand_paths(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[Path]:
     """Files named, folders (their ncu exports and reports, sorted) and globs, in a stable order, each checked.
 
