@@ -59,6 +59,7 @@ class Timeline:
 def read_timeline(path: str | Path, *, device: int | None = None) -> Timeline:
     """The nsys timeline at `path`; `device`: only that GPU's kernels (`deviceId`, SQLite only)."""
     path = Path(path)
+    check_regular_file(path, "nsys timeline")  # a FIFO or device would block the read below forever
     try:
         with open(path, "rb") as handle:
             head = handle.read(len(SQLITE_MAGIC))
