@@ -46,6 +46,30 @@ from .columns import (
 from .text import TableStart, check_last_row, open_table, printable
 
 BLOCK_SIZE = 8 * 1024 * 1024
+# A row must fit in one parser block: pages are read in 8 MiB blocks, and again in 64 MiB ones when a row is longer
+# (a kernel name of megabytes); a row beyond that is refused, naming the limit.
+BLOCK_SIZES = (BLOCK_SIZE, 64 * 1024 * 1024)
+
+
+class RowTooLong(Exception):
+    """A row of the page is longer than the parser's block: read again with larger blocks."""
+
+
+def split_row(text: str) -> list[str]:
+    """One CSV row's fields, however long they are (the csv module refuses fields over 131,072 characters by
+    default; a row here already fits in a parser block, which bounds it)."""
+    limit = csv.field_size_limit()
+    if len(text) >= limit:
+        csv.field_size_limit(len(text) + 1)
+    try:
+        return next(csv.reader([text]), [])
+    finally:
+        csv.field_size_limit(limit)
+
+
+def row_too_long() -> str:
+    return (f"a row of the table is longer than {BLOCK_SIZES[-1] >> 20} MiB (a kernel name that long?): "
+            "rows of up to that size are read")
 # Rows of another width are parsed one by one in Python; they are gathered and read as a batch of this many.
 _ODD_BATCH_ROWS = 16_384
 # Metric codes for rows that are not metrics the caller wants.
@@ -240,17 +264,25 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
     # the launch ID) is dictionary-encoded by the parser: it is never copied per row, which is most of the file.
     types = {c: pa.binary() if c == value_column else _DICTIONARY for c in needed}
 
-    batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
-    read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE)
     convert_options = pacsv.ConvertOptions(include_columns=needed, column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False)
-    table = _read_parallel(start, read_options, convert_options, progress) if _uniform(start, width) else None
-    if table is not None:
-        for batch in table.to_batches():
-            batches.absorb(batch)
-        del table
-    else:
-        _read_serial(start, batches, required, positions, needed, types, read_options, convert_options, progress)
+    for block_size in BLOCK_SIZES:  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
+        batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
+        read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=block_size)
+        try:
+            table = _read_parallel(start, read_options, convert_options, progress) if _uniform(start, width) \
+                else None
+            if table is not None:
+                for batch in table.to_batches():
+                    batches.absorb(batch)
+                del table
+            else:
+                _read_serial(start, batches, required, positions, needed, types, read_options, convert_options,
+                             progress)
+            break
+        except RowTooLong:
+            if block_size == BLOCK_SIZES[-1]:
+                raise InputError(start.path, row_too_long()) from None
     if not summary:
         batches.check_shared_ids()
     if not batches.parts.identity:
@@ -296,8 +328,8 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
         # Rows of another width: full-width rule rows next to shorter metric rows, rows with an extra field, or
         # program output. Rows long enough to hold every needed column are read; shorter ones are not table rows.
         try:
-            parsed = next(csv.reader([row.text]), []) if row.text else []
-        except csv.Error:  # a field over the csv module's limit: cannot tell what the row holds
+            parsed = split_row(row.text) if row.text else []
+        except csv.Error:  # a NUL byte, say: cannot tell what the row holds
             unreadable.append(row.text[:40])
             return "skip"
         if len(parsed) >= required:
@@ -317,6 +349,8 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
                 if progress is not None:
                     progress(stream.tell())
         except pa.ArrowInvalid as exc:
+            if "straddl" in str(exc):  # Arrow's words for a row longer than its block
+                raise RowTooLong() from None
             raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
     if unreadable:
         raise InputError(start.path, f"{len(unreadable)} row(s) could not be parsed (a field of more than "
