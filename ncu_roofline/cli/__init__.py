@@ -163,7 +163,7 @@ def _leave(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+        except Exception:  # a closed pipe or stdout (StdoutFailed was said already): nothing more can be said
             pass
     os._exit(code)
 

@@ -68,8 +68,8 @@ def split_row(text: str) -> list[str]:
 
 
 def row_too_long() -> str:
-    return (f"a row of the table is longer than {BLOCK_SIZES[-1] >> 20} MiB (a kernel name that long?): "
-            "rows of up to that size are read")
+    return (f"a row of the table is longer than {BLOCK_SIZES[-1]:,} bytes (a kernel name that long?): rows of up "
+            "to that size are read")
 # Rows of another width are parsed one by one in Python; they are gathered and read as a batch of this many.
 _ODD_BATCH_ROWS = 16_384
 # Metric codes for rows that are not metrics the caller wants.
