@@ -236,3 +236,18 @@ def test_batch_names_each_broken_report_and_appends_the_others(tmp_path):
     from ncu_roofline.history.store import run_ids
 
     assert run_ids(history) == {"good0", "good1", "good2"}
+
+
+# ------------------------------------------------------------------------------ item 5: ceilings template
+
+
+def test_ceilings_template_keeps_a_hostile_gpu_name_inert_and_valid_toml():
+    import re
+    import tomllib
+
+    name = 'GPU\x1b]0;title\x07\x1b[2J\n[peaks]\nfp32_tflops = 1 \u202e"\\ \x9b'
+    code, out, err = cli("ceilings", "template", name)
+    assert code == 0 and err == ""
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out), repr(out)
+    data = tomllib.loads(out)
+    assert data["name"] == name and "fp32_tflops" not in data["peaks"]  # the name's fake table stayed in its string

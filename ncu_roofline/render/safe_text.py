@@ -9,6 +9,9 @@ every renderer that shows a name passes it through one of these first:
 - `for_markdown_code`: a whole code span that nothing inside can end: a fence of backticks longer than any run
   in the text, padded when the text starts or ends with a backtick, control characters (line breaks too) escaped
   as above, and `|` escaped when the span sits in a table cell.
+- `for_toml_string`: a TOML basic string (quotes included) that reads back as the text, with every character
+  `for_terminal` escapes written as a TOML `\\uXXXX` escape instead (a lone surrogate, which no TOML string can
+  hold, as U+FFFD), so the file is valid TOML and inert on the terminal it is printed to.
 - `for_chart`: what Vega, vl-convert/resvg (SVG/PNG) and browsers accept: the same characters replaced by U+FFFD,
   so a label still shows that something was there.
 
@@ -55,3 +58,15 @@ def for_chart(text: object) -> str:
     """`text` with every character a chart renderer may reject (vl-convert panics on ESC, NUL, U+FFFE) replaced
     by U+FFFD."""
     return _UNSAFE.sub("\ufffd", str(text))
+
+
+def for_toml_string(text: object) -> str:
+    """`text` as a TOML basic string: reads back as `text` (lone surrogates aside), shows no control character."""
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group(0))
+        if 0xD800 <= code <= 0xDFFF:
+            return "\\ufffd"
+        return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+    body = str(text).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + _UNSAFE.sub(escape, body) + '"'
