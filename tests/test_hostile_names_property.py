@@ -1,4 +1,5 @@
-"""Random kernel names through every output of `analyze` (issue 37, item 8): pipes, backticks, line breaks, C0/C1
+"""Random kernel names through every output of `analyze`, and the Markdown of `compare` and `history` (issue 37,
+item 8): pipes, backticks, line breaks, C0/C1
 controls, OSC/CSI sequences, bidi overrides, `<`, `&` and spreadsheet-formula prefixes. Each output is checked by
 a parser of its own medium, never by the escaping code: Markdown tables keep their cell counts (markdown-it-py)
 and grow no HTML, links or emphasis; the terminal holds no control or bidi character; the HTML page has the same
@@ -33,6 +34,7 @@ FRAGMENTS = ["|", "`", "``", "\n", "\r\n", "\t", "\x00", "\x07", "\x08", "\x1b",
              "\x1b[31m", "\x9b", "\x85", "\u202e", "\u2066", "\u2028", "<", "<b>", "</script>", "&", "&amp;",
              "=", "+", "-", "@", "=HYPERLINK(\"http://x\")", "*", "_", "[x](http://y)", "\\", "#", " ", "a", "Z",
              "é", "::", "<int>"]
+MARKDOWNS = ("markdown", "compare_md", "history_md")
 NAMES = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=8).map("".join)
 
 
@@ -77,7 +79,20 @@ def _run(tmp: Path, names: list[str]) -> dict[str, object]:
                                       "--summary-md", str(md), "--json", str(js), "--rows", "10"],
                                 env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output
-    return {"cells": cells, "terminal": result.stdout, "markdown": md.read_text(encoding="utf-8"),
+    # compare and history write their own tables of the same names
+    compared = CliRunner().invoke(app, ["compare", str(source), str(source), "--summary-md", str(tmp / "c.md")],
+                                  env={"COLUMNS": "100"})
+    assert compared.exit_code == 0, compared.output
+    for run in ("r1", "r2"):
+        appended = CliRunner().invoke(app, ["analyze", str(source), "--history", str(tmp / "h"), "--run-id", run,
+                                            "--rows", "0"])
+        assert appended.exit_code == 0, appended.output
+    history = CliRunner().invoke(app, ["history", str(tmp / "h"), "--summary-md", str(tmp / "h.md")],
+                                 env={"COLUMNS": "100"})
+    assert history.exit_code == 0, history.output
+    return {"cells": cells, "terminal": result.stdout + compared.stdout + history.stdout,
+            "markdown": md.read_text(encoding="utf-8"), "compare_md": (tmp / "c.md").read_text(encoding="utf-8"),
+            "history_md": (tmp / "h.md").read_text(encoding="utf-8"),
             "json": json.loads(js.read_text(encoding="utf-8")),
             "parquet": pd.read_parquet(out / "kernels.parquet")["kernel_name"].tolist(),
             "launches": pd.read_parquet(out / "launches.parquet")["kernel_name"].tolist(),
@@ -129,10 +144,10 @@ def plain(tmp_path_factory) -> tuple[Counter[str], Counter[str]]:
     names."""
     pytest.importorskip("vl_convert")
     seen = _run(tmp_path_factory.mktemp("plain"), ["alpha", "beta", "gamma"])
-    return _tags(seen["html"]), _markup(seen["markdown"])
+    return _tags(seen["html"]), {kind: _markup(seen[kind]) for kind in MARKDOWNS}
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(NAMES, min_size=3, max_size=3))
 def test_random_kernel_names_stay_inert_and_exact_in_every_output(plain, tmp_path_factory, names):
     seen = _run(tmp_path_factory.mktemp("names"), names)
@@ -140,10 +155,11 @@ def test_random_kernel_names_stay_inert_and_exact_in_every_output(plain, tmp_pat
     assert set(seen["parquet"]) == exact and set(seen["launches"]) == exact  # exact, formulas included
     assert {k["kernel_name"] for k in seen["json"]["kernels"]} == exact
     assert not FORBIDDEN_ON_SCREEN & set(seen["terminal"]), repr(seen["terminal"])
-    assert not FORBIDDEN_ON_SCREEN & set(seen["markdown"])
-    _check_markdown(seen["markdown"])
     html_tags, markup = plain
-    assert _markup(seen["markdown"]) == markup  # no link, emphasis, raw HTML, fence or heading came from a name
+    for kind in MARKDOWNS:  # analyze's, compare's and history's summaries
+        assert not FORBIDDEN_ON_SCREEN & set(seen[kind]), kind
+        _check_markdown(seen[kind])
+        assert _markup(seen[kind]) == markup[kind]  # no link, emphasis, raw HTML, fence or heading from a name
     assert _tags(seen["html"]) == html_tags  # the names added no element and closed none
     root = ET.fromstring(seen["svg"])  # well-formed XML
     texts = "".join("".join(element.itertext()) for element in root.iter())

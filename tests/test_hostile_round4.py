@@ -182,12 +182,12 @@ def test_a_kernel_name_of_10_mb_is_read_exactly(tmp_path):
 
 
 def test_a_row_longer_than_the_largest_block_is_refused_naming_the_limit(tmp_path, monkeypatch):
-    import ncu_roofline.readers.long_pages as long_pages
+    import ncu_roofline.readers.csv_blocks as csv_blocks
     import ncu_roofline.readers.raw_page as raw_page
     from ncu_roofline import analyze
 
-    monkeypatch.setattr(long_pages, "BLOCK_SIZES", (1 << 16, 1 << 17))
-    monkeypatch.setattr(raw_page, "BLOCK_SIZES", (1 << 16, 1 << 17))
+    monkeypatch.setattr(raw_page, "BLOCK_SIZE", 1 << 16)
+    monkeypatch.setattr(csv_blocks, "LARGEST_BLOCK", 1 << 17)
     path = tmp_path / "long.csv"
     path.write_text(EXAMPLE.read_text().replace("stencil_fp64", "s" * (1 << 18)))
     with pytest.raises(InputError) as error:

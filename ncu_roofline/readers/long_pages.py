@@ -43,33 +43,10 @@ from .columns import (
     metric_unit_factors,
     parse_numbers,
 )
+from .csv_blocks import RowTooLong, block_sizes, row_too_long, split_row
 from .text import TableStart, check_last_row, open_table, printable
 
 BLOCK_SIZE = 8 * 1024 * 1024
-# A row must fit in one parser block: pages are read in 8 MiB blocks, and again in 64 MiB ones when a row is longer
-# (a kernel name of megabytes); a row beyond that is refused, naming the limit.
-BLOCK_SIZES = (BLOCK_SIZE, 64 * 1024 * 1024)
-
-
-class RowTooLong(Exception):
-    """A row of the page is longer than the parser's block: read again with larger blocks."""
-
-
-def split_row(text: str) -> list[str]:
-    """One CSV row's fields, however long they are (the csv module refuses fields over 131,072 characters by
-    default; a row here already fits in a parser block, which bounds it)."""
-    limit = csv.field_size_limit()
-    if len(text) >= limit:
-        csv.field_size_limit(len(text) + 1)
-    try:
-        return next(csv.reader([text]), [])
-    finally:
-        csv.field_size_limit(limit)
-
-
-def row_too_long() -> str:
-    return (f"a row of the table is longer than {BLOCK_SIZES[-1]:,} bytes (a kernel name that long?): rows of up "
-            "to that size are read")
 # Rows of another width are parsed one by one in Python; they are gathered and read as a batch of this many.
 _ODD_BATCH_ROWS = 16_384
 # Metric codes for rows that are not metrics the caller wants.
@@ -266,7 +243,7 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
 
     convert_options = pacsv.ConvertOptions(include_columns=needed, column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False)
-    for block_size in BLOCK_SIZES:  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
+    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
         batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
         read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=block_size)
         try:
@@ -281,8 +258,8 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
                              progress)
             break
         except RowTooLong:
-            if block_size == BLOCK_SIZES[-1]:
-                raise InputError(start.path, row_too_long()) from None
+            if block_size == block_sizes(BLOCK_SIZE)[-1]:
+                raise InputError(start.path, row_too_long(block_size)) from None
     if not summary:
         batches.check_shared_ids()
     if not batches.parts.identity:

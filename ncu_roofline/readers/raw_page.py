@@ -23,7 +23,8 @@ import pyarrow.csv as pacsv
 from ..core.errors import InputError
 from ..core.launch_table import finish_launch_table
 from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, identity_frame, parse_numbers
-from .long_pages import _MAX_ID, BLOCK_SIZES, RowTooLong, _dedupe, _first_line, row_too_long, split_row
+from .csv_blocks import RowTooLong, block_sizes, row_too_long, split_row
+from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line
 from .text import TableStart, check_last_row, open_table, printable
 from .units import default_unit, metric_unit_factor
 
@@ -58,14 +59,14 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
             damaged.append((first.strip(), row.actual_columns))
         return "skip"
 
-    for block_size in BLOCK_SIZES:  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
+    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
         damaged.clear()
         try:
             batches = _batches(start, header, units, needed, block_size, on_invalid, progress)
             break
         except RowTooLong:
-            if block_size == BLOCK_SIZES[-1]:
-                raise InputError(start.path, row_too_long()) from None
+            if block_size == block_sizes(BLOCK_SIZE)[-1]:
+                raise InputError(start.path, row_too_long(block_size)) from None
     if damaged:
         launch, fields = damaged[0]
         raise InputError(start.path, f"the row of launch {printable(launch)!r} has {fields} fields where the header "
