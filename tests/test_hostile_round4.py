@@ -114,7 +114,8 @@ def test_an_output_path_through_a_symlink_loop_is_one_line(tmp_path):
     points.write_text(POINTS)
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
-    for args in (["-o", str(tmp_path / "a")], ["-o", str(tmp_path / "a" / "x")], ["--json", str(tmp_path / "a" / "p.json")]):
+    loop = tmp_path / "a"
+    for args in (["-o", str(loop)], ["-o", str(loop / "x")], ["--json", str(loop / "p.json")]):
         line = one_error(*cli("model", "points", str(points), "--gpu", "H100", *args))
         assert "loop of symbolic links" in line, line
 

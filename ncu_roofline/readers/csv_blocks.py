@@ -1,13 +1,17 @@
 """Parsing a CSV page in blocks: the block sizes, and what happens to a row longer than a block.
 
 Arrow parses a page block by block, and a row must fit in one block ("straddling object straddles two block
-boundaries" otherwise). Pages are read in blocks of 8 MiB (readers' BLOCK_SIZE), and again in 64 MiB ones when a row is longer (a kernel name
-of megabytes); a row beyond that is refused in the project's words, naming the limit.
+boundaries" otherwise). Pages are read in blocks of 8 MiB (the readers' BLOCK_SIZE), and again in 64 MiB ones when
+a row is longer (a kernel name of megabytes); a row beyond that is refused in the project's words, naming the limit.
 """
 
 from __future__ import annotations
 
 import csv
+from pathlib import Path
+
+from ..core.errors import InputError
+from .text import printable
 
 LARGEST_BLOCK = 64 * 1024 * 1024  # the block a page is read again in when a row is longer than the usual one
 
@@ -36,3 +40,12 @@ def block_sizes(usual: int) -> tuple[int, ...]:
 def row_too_long(limit: int) -> str:
     return (f"a row of the table is longer than {limit:,} bytes (a kernel name that long?): rows of up "
             "to that size are read")
+
+
+def parse_failure(path: str | Path, exc: Exception) -> Exception:
+    """What an Arrow parse error of a page means: RowTooLong for a row longer than the block (Arrow's "straddles
+    two block boundaries"), else one line naming the file."""
+    if "straddl" in str(exc):
+        return RowTooLong()
+    first = printable(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__
+    return InputError(path, f"the CSV table could not be parsed: {first}")

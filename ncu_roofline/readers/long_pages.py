@@ -43,7 +43,7 @@ from .columns import (
     metric_unit_factors,
     parse_numbers,
 )
-from .csv_blocks import RowTooLong, block_sizes, row_too_long, split_row
+from .csv_blocks import RowTooLong, block_sizes, parse_failure, row_too_long, split_row
 from .text import TableStart, check_last_row, open_table, printable
 
 BLOCK_SIZE = 8 * 1024 * 1024
@@ -243,7 +243,7 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
 
     convert_options = pacsv.ConvertOptions(include_columns=needed, column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False)
-    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
+    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
         batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
         read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=block_size)
         try:
@@ -326,9 +326,7 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
                 if progress is not None:
                     progress(stream.tell())
         except pa.ArrowInvalid as exc:
-            if "straddl" in str(exc):  # Arrow's words for a row longer than its block
-                raise RowTooLong() from None
-            raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
+            raise parse_failure(start.path, exc) from None
     if unreadable:
         raise InputError(start.path, f"{len(unreadable)} row(s) could not be parsed (a field of more than "
                                      f"{csv.field_size_limit():,} characters?), the first starting "
@@ -491,7 +489,3 @@ def _notes(parts: _Parts, launch_keys: np.ndarray, n: int, conflicts: pd.DataFra
     joined = pd.concat(frames, ignore_index=True).groupby("launch", sort=True)["text"].agg("; ".join)
     notes.iloc[joined.index.to_numpy()] = joined.to_numpy()
     return notes
-
-
-def _first_line(exc: Exception) -> str:
-    return printable(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__

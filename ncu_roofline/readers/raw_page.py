@@ -23,8 +23,8 @@ import pyarrow.csv as pacsv
 from ..core.errors import InputError
 from ..core.launch_table import finish_launch_table
 from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, identity_frame, parse_numbers
-from .csv_blocks import RowTooLong, block_sizes, row_too_long, split_row
-from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line
+from .csv_blocks import RowTooLong, block_sizes, parse_failure, row_too_long, split_row
+from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe
 from .text import TableStart, check_last_row, open_table, printable
 from .units import default_unit, metric_unit_factor
 
@@ -59,7 +59,7 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
             damaged.append((first.strip(), row.actual_columns))
         return "skip"
 
-    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB kernel name) is read with larger blocks
+    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
         damaged.clear()
         try:
             batches = _batches(start, header, units, needed, block_size, on_invalid, progress)
@@ -187,7 +187,5 @@ def _batches(start, header: list[str], units, needed: list[str], block_size: int
                 if progress is not None:
                     progress(stream.tell())
         except pa.ArrowInvalid as exc:
-            if "straddl" in str(exc):  # Arrow's words for a row longer than its block
-                raise RowTooLong() from None
-            raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
+            raise parse_failure(start.path, exc) from None
     return batches
