@@ -32,6 +32,7 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.kernel_names import base_kernel_name
 from ..core.vocabulary import TIMELINE_COLUMNS
+from .input_files import check_regular_file
 from .units import unit_factor
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
