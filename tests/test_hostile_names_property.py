@@ -45,7 +45,9 @@ def _export(path: Path, names: list[str]) -> list[str]:
     for i, name in enumerate(names):
         row = f'"{i}",' + (first if i % 2 == 0 else second).split(",", 1)[1]
         kernel = ("saxpy" if i % 2 == 0 else "dgemm_naive")
-        label = f"k{name}{i}"  # a name starts and ends with a letter or digit (a reader strips what surrounds it)
+        # Each name starts like a spreadsheet formula (=, +, -, @: kept exactly in Parquet and JSON), never with a
+        # blank (the reader strips what surrounds a name), and ends with its index.
+        label = f"{'=+-@'[i % 4]}{name}{i}"
         cells.append(row.split('","')[4].replace(kernel, label, 1))
         rows.append(row.replace(kernel, label.replace('"', '""'), 1))
     path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
