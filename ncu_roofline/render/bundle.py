@@ -205,6 +205,7 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
     if outdir is not None:
         refuse_special_folder(Path(outdir))
         for name in names:
+            refuse_non_regular_target(Path(outdir) / name, folder_ok=False)  # before any input is read
             claimed[real_path(Path(outdir) / name)] = f"-o {outdir} (its {name})"
     for option, path in files.items():
         if path is None or str(path) == "-":
