@@ -176,3 +176,16 @@ def test_the_markdown_check_sees_a_broken_table():
         _check_markdown("| # | kernel |\n|---:|---|\n| 1 | a|b |\n")
     with pytest.raises(AssertionError):
         _check_markdown("| # | kernel |\n|---:|---|\n| 1 | `a\nb` |\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=NAMES)
+def test_running_markdown_text_opens_no_markup(text):
+    """A GPU name in the summary's bold (`GPU: **NAME**`): the bold stays one element holding only text."""
+    from ncu_roofline.render.safe_text import for_markdown_text
+
+    text = f"G{text}G"  # bold needs a non-blank first and last character (CommonMark's flanking rule)
+    line = f"GPU: **{for_markdown_text(text)}**, ceilings from report."
+    assert "\n" not in line and not FORBIDDEN_ON_SCREEN & set(line)
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parseInline(line)[0].children
+    assert [t.type for t in tokens] == ["text", "strong_open", "text", "strong_close", "text"], tokens

@@ -9,6 +9,9 @@ every renderer that shows a name passes it through one of these first:
 - `for_markdown_code`: a whole code span that nothing inside can end: a fence of backticks longer than any run
   in the text, padded when the text starts or ends with a backtick, control characters (line breaks too) escaped
   as above, and `|` escaped when the span sits in a table cell.
+- `for_markdown_text`: running Markdown text (a GPU name in bold, a sentence): `for_terminal`, then every character
+  that can open markup inline (`\\`, backticks, `*`, `_`, brackets, `<`, `>`, `&`, `|`, `~`, `!`) escaped with a
+  backslash, so the text renders as `for_terminal` shows it and adds no emphasis, link, HTML or table cell.
 - `for_toml_string`: a TOML basic string (quotes included) that reads back as the text, with every character
   `for_terminal` escapes written as a TOML `\\uXXXX` escape instead (a lone surrogate, which no TOML string can
   hold, as U+FFFD), so the file is valid TOML and inert on the terminal it is printed to.
@@ -30,6 +33,7 @@ _UNSAFE = re.compile(
     + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(0x11)).replace("\\U0000", "\\u") + "]"
 )
 _BACKTICK_RUNS = re.compile("`+")
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>&|~!])")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -52,6 +56,11 @@ def for_markdown_code(text: object, *, table_cell: bool = False) -> str:
     pad = " " if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ")
                                                                   and body.strip()) else ""
     return f"{fence}{pad}{body}{pad}{fence}" if body else "` `"
+
+
+def for_markdown_text(text: object) -> str:
+    """`text` as inert running Markdown: shows what `for_terminal` shows, opens no emphasis, link, HTML or cell."""
+    return _MARKDOWN_INLINE.sub(r"\\\1", for_terminal(text))
 
 
 def for_chart(text: object) -> str:

@@ -19,7 +19,7 @@ from ..numbers import (
 from ..numbers import cell as _cell
 from ..numbers import format_si as fmt_si
 from ..numbers import pct as _pct
-from ..safe_text import for_markdown_code, for_terminal
+from ..safe_text import for_markdown_code, for_markdown_text, for_terminal
 from .console import limiter_text, limiter_word
 
 
@@ -76,7 +76,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         f"{totals_sentence(totals)}.",
         "",
         *([f"**{coverage}.**", ""] if coverage else []),
-        f"GPU: **{for_terminal(gpu or 'unknown')}**, ceilings from "
+        f"GPU: **{for_markdown_text(gpu or 'unknown')}**, ceilings from "
         f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
         f"Inputs: {for_markdown_code(fold_inputs(inputs))}.",
         "",
