@@ -67,7 +67,7 @@ def timeline_for(report: str | Path, folder: str | Path) -> Path:
 
 def plan_jobs(inputs: list[str | Path]) -> list[BatchJob]:
     """One job per report file (globs and folders expanded, in a stable order), each with a unique run id."""
-    files = expand_paths(inputs)
+    files = expand_paths(inputs, refused=[])  # a FIFO or unreadable report is a job that fails, naming it
     if not files:
         raise InputError(None, "no input files given")
     taken: set[str] = set()

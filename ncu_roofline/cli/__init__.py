@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 
 import typer
 
 from .analyze import analyze
 from .batch import batch
 from .ceilings import ceilings_app
-from .common import GuardedStdout, StdoutClosed, StdoutFailed, on_sigterm
+from .common import ClosedStdout, GuardedStdout, StdoutClosed, StdoutFailed, on_sigterm
 from .compare import compare
 from .history import history
 from .mcp import mcp
@@ -49,6 +50,8 @@ def main() -> None:
     """
     code: int = 0
     signal.signal(signal.SIGTERM, on_sigterm)
+    _standard_streams_held()
+    warnings.simplefilter("ignore")  # a warning is never the user's business on stderr (numpy overflow, pandas)
     guarded = sys.stdout = GuardedStdout(sys.stdout)
     try:
         code = run_command_line()
@@ -69,12 +72,54 @@ def main() -> None:
         code = 128 + 13  # SIGPIPE's exit code, as `yes | head` gives
     except KeyboardInterrupt:
         code = 130
-    except BaseException:  # a bug: show it as the interpreter would, then leave the same way
+    except BaseException as exc:  # a bug or a resource limit: one line, never a traceback
+        code = _unexpected(exc)
+    _leave(code)
+
+
+def _standard_streams_held() -> None:
+    """A closed descriptor 0, 1 or 2 (`>&-`, `2>&-`) is held by /dev/null, so that no file this run opens can get
+    that number (and be written by a library that prints to fd 1 or 2). A closed stdout is then a stream that
+    refuses every write ("standard output is closed": exit 2), a closed stderr one that drops them (there is no
+    other place to say anything; the exit code still tells)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            held = os.open(os.devnull, os.O_RDWR)
+            if held != fd:  # a lower descriptor was free too and took it: move it (never happens after 0)
+                os.dup2(held, fd)
+                os.close(held)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    if sys.stdout is None:
+        sys.stdout = ClosedStdout()
+
+
+def _unexpected(exc: BaseException) -> int:
+    """What escaped every command's `user_errors`: one line on stderr and exit 2. A resource limit is said in the
+    user's words (input nested too deep, out of memory, an OS error naming its file); anything else is a bug, named
+    by its type (NCU_ROOFLINE_TRACEBACK=1 prints the traceback for a report)."""
+    from ..render.text.safe_text import for_terminal
+
+    if os.environ.get("NCU_ROOFLINE_TRACEBACK"):
         import traceback
 
         traceback.print_exc()
-        code = 1
-    _leave(code)
+    if isinstance(exc, RecursionError):
+        line = "an input is nested too deep to read (RecursionError); no ncu export or ceilings file nests like that"
+    elif isinstance(exc, MemoryError):
+        line = "out of memory while reading the inputs; is one of them far larger than an ncu export can be?"
+    elif isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        line = f"{where}{exc.strerror or exc}"
+    else:
+        line = f"internal error ({type(exc).__name__}: {exc}); please report it with the command line"
+    try:
+        print(f"ncu-roofline: error: {for_terminal(' '.join(line.split()))}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return 2
 
 
 def run_command_line(args: list[str] | None = None) -> int:
@@ -121,7 +166,7 @@ def _leave(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+        except Exception:  # a closed pipe or stdout (StdoutFailed was said already): nothing more can be said
             pass
     os._exit(code)
 

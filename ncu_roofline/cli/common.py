@@ -109,6 +109,26 @@ class GuardedStdout:
         return getattr(self._stream, name)
 
 
+class ClosedStdout:
+    """Standard output when descriptor 1 was closed (`>&-`): every write fails as a write to a closed file would,
+    which GuardedStdout turns into exit 2 and one line on stderr."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        raise ValueError("standard output is closed")
+
+    def flush(self) -> None:
+        raise ValueError("standard output is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError("standard output is closed")
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C, so that every `finally` and cleanup runs for it too."""
 
@@ -170,7 +190,7 @@ def chart_link(written: list, summary: Optional[object], subject: str = "analysi
     target = linked_chart(subject, written)
     if target is None:
         return None
-    return Path(os.path.relpath(target.resolve(), Path(str(summary)).resolve().parent)).as_posix()
+    return Path(os.path.relpath(os.path.realpath(target), os.path.dirname(os.path.realpath(str(summary))))).as_posix()
 
 
 # ------------------------------------------------------------------------------------------- shared options

@@ -5,6 +5,7 @@ An interrupted run leaves no half-written Parquet or HTML, and an input file is 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -43,8 +44,8 @@ def write_atomic(path: Path, payload: bytes, *, inputs: list[Path] = (),
 
     `before_replace` (given the temporary path) runs between the write and the rename (a test hook for killed
     writers)."""
-    resolved = path.resolve()
-    if any(resolved == Path(p).resolve() for p in inputs):
+    resolved = real_path(path)
+    if any(resolved == real_path(p) for p in inputs):
         raise InputError(path, "refusing to overwrite an input file with an output")
     refuse_non_regular_target(path)  # never rename over /dev/stdout, a link or a pipe
     tmp = stage_temporary(path, payload)
@@ -67,22 +68,41 @@ def _removed_on_failure(tmp: Path, path: Path) -> Iterator[None]:
         raise
 
 
-def refuse_non_regular_target(path: Path) -> None:
+def real_path(path: str | Path) -> Path:
+    """`path` absolute with its links followed as far as they go: `Path.resolve` without its RuntimeError on a
+    symbolic-link loop (the loop stays in the path, and opening it then fails with one line saying so)."""
+    return Path(os.path.realpath(path))
+
+
+def in_special_folder(path: str | Path) -> bool:
+    """Whether `path` lies in /dev, /proc or /sys, as written (`/proc/self/cwd/out`: a kernel file system, even
+    though it leads back to an ordinary folder) or once its links are followed (`out -> /dev/shm/...`)."""
+    for candidate in (os.path.abspath(path), os.path.realpath(path)):
+        if any(candidate == root or candidate.startswith(root + os.sep) for root in SPECIAL_ROOTS):
+            return True
+    return False
+
+
+def refuse_non_regular_target(path: Path, *, folder_ok: bool = True) -> None:
     """An output replaces the file at its path (a rename), so that path must be a plain file or nothing yet.
 
     Refused: a path in /dev, /proc or /sys (`--summary-md /dev/stdout` would replace the device link itself when
     run as root; '-' is stdout), a symbolic link (the rename would replace the link, and writing through it would
     let a link planted in a shared folder aim the write anywhere), a device, pipe or socket.
     """
-    parent = os.path.realpath(Path(path).parent)
-    if any(parent == root or parent.startswith(root + os.sep) for root in SPECIAL_ROOTS):
+    if in_special_folder(Path(path).parent):
         raise InputError(path, "is in a device or system folder: outputs are written to files ('-' is stdout)")
     try:
         info = os.lstat(path)
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(path, "cannot be written: its path runs through a loop of symbolic links") from None
         return  # not there yet (or not reachable: the write will say so)
     if stat.S_ISLNK(info.st_mode):
         raise InputError(path, "is a symbolic link: outputs are not written over or through links; name a file")
+    if stat.S_ISDIR(info.st_mode) and not folder_ok:
+        raise InputError(path, "is a folder: an output file of this name cannot be written there; move the folder "
+                               "or choose another -o folder")
     if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
         raise InputError(path, "exists and is not a regular file (a device, pipe or socket): outputs are written "
                                "to files ('-' is stdout)")
@@ -90,8 +110,7 @@ def refuse_non_regular_target(path: Path) -> None:
 
 def refuse_special_folder(outdir: Path) -> None:
     """`-o` in /dev, /proc or /sys: refused before anything is created there."""
-    parent = os.path.realpath(outdir)
-    if any(parent == root or parent.startswith(root + os.sep) for root in SPECIAL_ROOTS):
+    if in_special_folder(outdir):
         raise InputError(outdir, "is a device or system folder: choose another -o folder")
 
 

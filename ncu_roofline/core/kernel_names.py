@@ -125,6 +125,10 @@ def _split_namespaces(items: list[str | _Group]) -> list[list[str | _Group]]:
     return [part for part in parts if part]
 
 
+# The longest name parsed into namespaces and templates; real C++ kernel names run to a few thousand characters.
+LONGEST_PARSED_NAME = 1 << 16
+
+
 def short_kernel_name(name: str, max_len: int = 40) -> str:
     """A label of at most `max_len` characters for kernel `name` (see the module docstring for the steps).
 
@@ -137,6 +141,8 @@ def short_kernel_name(name: str, max_len: int = 40) -> str:
     text = _ANONYMOUS_NAMESPACE.sub("{anon}", text)
     if not text:
         return ""
+    if len(text) > LONGEST_PARSED_NAME:  # megabytes of name: parsing it item by item would take minutes
+        return _truncate(text, max_len)
     function, arguments = _function_items(_parse(text))
     if not function:
         return _truncate(text, max_len)

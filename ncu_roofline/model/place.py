@@ -117,7 +117,7 @@ def roofline_values(frame: pd.DataFrame) -> pd.DataFrame:
     nbytes = frame["bytes"].to_numpy(dtype="float64")
     peak = frame["peak_flop_per_s"].to_numpy(dtype="float64")
     dram = frame[PEAK_OFF_CHIP].to_numpy(dtype="float64")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 1e308 FLOP over 1e-300 B: inf, quietly
         ai = np.where(nbytes > 0, flop / nbytes, np.nan)
         ridge = peak / dram
         attainable = np.minimum(peak, ai * dram)

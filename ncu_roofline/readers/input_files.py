@@ -39,10 +39,30 @@ def check_regular_file(path: Path, what: str = "file") -> os.stat_result:
     return info
 
 
-def expand_paths(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[Path]:
+def read_bounded(path: Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file `path`, refused in one line when it holds more than `limit` (a size that fits
+    what the file is): checked on `stat` first, and again while reading, so a file that grows (or a device that
+    says size 0) cannot make the read endless or eat the memory."""
+    info = check_regular_file(path, what)
+    if info.st_size > limit:
+        raise InputError(path, f"is {info.st_size:,} bytes; a {what} is at most {limit:,} bytes")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise InputError(path, f"holds more than {limit:,} bytes; a {what} is at most that")
+    return data
+
+
+def expand_paths(paths: Iterable[str | Path], notes: list[str] | None = None,
+                 refused: list[Path] | None = None) -> list[Path]:
     """Files named, folders (their ncu exports and reports, sorted) and globs, in a stable order, each checked.
 
     A file reached twice is kept at its first place; `notes`, when given, receives one line per such repeat.
+    A path that is not a readable regular file (a FIFO in a folder, a socket) raises, or, when `refused` is given
+    (`batch`, which names each bad report and goes on), is kept in its place and also listed there.
     """
     files: list[Path] = []
     for item in paths:
@@ -56,7 +76,7 @@ def expand_paths(paths: Iterable[str | Path], notes: list[str] | None = None) ->
                 raise InputError(path, "the folder holds no ncu exports (.csv, .txt) or reports (.ncu-rep)")
             files.extend(found)
         elif not os.path.lexists(path) and any(ch in str(item) for ch in "*?["):
-            matches = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if os.path.isfile(p))
+            matches = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if not os.path.isdir(p))
             if not matches:
                 raise InputError(item, "no file matches this pattern")
             files.extend(matches)
@@ -64,7 +84,12 @@ def expand_paths(paths: Iterable[str | Path], notes: list[str] | None = None) ->
             files.append(path)
     unique: dict[str, Path] = {}
     for path in files:
-        check_regular_file(path)
+        try:
+            check_regular_file(path)
+        except InputError:
+            if refused is None:
+                raise
+            refused.append(path)
         key = os.path.realpath(path)
         if key in unique:
             if notes is not None:
@@ -88,6 +113,6 @@ def _folder_files(folder: Path) -> list[Path]:
         for name in names:
             if name.endswith(SUFFIXES):
                 candidate = Path(root) / name
-                if candidate.is_file():
+                if not candidate.is_dir():  # a FIFO or socket named like a report is named, not skipped
                     found.append(candidate)
     return sorted(found)

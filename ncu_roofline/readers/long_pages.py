@@ -43,6 +43,7 @@ from .columns import (
     metric_unit_factors,
     parse_numbers,
 )
+from .csv_blocks import RowTooLong, block_sizes, parse_failure, row_too_long, split_row
 from .text import TableStart, check_last_row, open_table, printable
 
 BLOCK_SIZE = 8 * 1024 * 1024
@@ -240,17 +241,25 @@ def read_long_page(start: TableStart, wanted: Callable[[str], bool],
     # the launch ID) is dictionary-encoded by the parser: it is never copied per row, which is most of the file.
     types = {c: pa.binary() if c == value_column else _DICTIONARY for c in needed}
 
-    batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
-    read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=BLOCK_SIZE)
     convert_options = pacsv.ConvertOptions(include_columns=needed, column_types=types, strings_can_be_null=False,
                                            quoted_strings_can_be_null=False)
-    table = _read_parallel(start, read_options, convert_options, progress) if _uniform(start, width) else None
-    if table is not None:
-        for batch in table.to_batches():
-            batches.absorb(batch)
-        del table
-    else:
-        _read_serial(start, batches, required, positions, needed, types, read_options, convert_options, progress)
+    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
+        batches = _Batches(start, wanted, keys, [c for c in identity if c in needed], value_column)
+        read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=block_size)
+        try:
+            table = _read_parallel(start, read_options, convert_options, progress) if _uniform(start, width) \
+                else None
+            if table is not None:
+                for batch in table.to_batches():
+                    batches.absorb(batch)
+                del table
+            else:
+                _read_serial(start, batches, required, positions, needed, types, read_options, convert_options,
+                             progress)
+            break
+        except RowTooLong:
+            if block_size == block_sizes(BLOCK_SIZE)[-1]:
+                raise InputError(start.path, row_too_long(block_size)) from None
     if not summary:
         batches.check_shared_ids()
     if not batches.parts.identity:
@@ -296,8 +305,8 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
         # Rows of another width: full-width rule rows next to shorter metric rows, rows with an extra field, or
         # program output. Rows long enough to hold every needed column are read; shorter ones are not table rows.
         try:
-            parsed = next(csv.reader([row.text]), []) if row.text else []
-        except csv.Error:  # a field over the csv module's limit: cannot tell what the row holds
+            parsed = split_row(row.text) if row.text else []
+        except csv.Error:  # a NUL byte, say: cannot tell what the row holds
             unreadable.append(row.text[:40])
             return "skip"
         if len(parsed) >= required:
@@ -317,7 +326,7 @@ def _read_serial(start: TableStart, batches: _Batches, required: int, positions:
                 if progress is not None:
                     progress(stream.tell())
         except pa.ArrowInvalid as exc:
-            raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
+            raise parse_failure(start.path, exc) from None
     if unreadable:
         raise InputError(start.path, f"{len(unreadable)} row(s) could not be parsed (a field of more than "
                                      f"{csv.field_size_limit():,} characters?), the first starting "
@@ -480,7 +489,3 @@ def _notes(parts: _Parts, launch_keys: np.ndarray, n: int, conflicts: pd.DataFra
     joined = pd.concat(frames, ignore_index=True).groupby("launch", sort=True)["text"].agg("; ".join)
     notes.iloc[joined.index.to_numpy()] = joined.to_numpy()
     return notes
-
-
-def _first_line(exc: Exception) -> str:
-    return printable(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__

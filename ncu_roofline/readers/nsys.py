@@ -33,6 +33,7 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.kernel_names import base_kernel_name
 from ..core.vocabulary import TIMELINE_COLUMNS
+from .input_files import check_regular_file
 from .nsys_sqlite import MAX_NAME_CHARS, read_kernels
 from .units import unit_factor
 
@@ -65,6 +66,7 @@ class Timeline:
 def read_timeline(path: str | Path, *, device: int | None = None) -> Timeline:
     """The nsys timeline at `path`; `device`: only that GPU's kernels (`deviceId`, SQLite only)."""
     path = Path(path)
+    check_regular_file(path, "nsys timeline")  # a FIFO or device would block the read below forever
     try:
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):

@@ -23,7 +23,8 @@ import pyarrow.csv as pacsv
 from ..core.errors import InputError
 from ..core.launch_table import finish_launch_table
 from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, identity_frame, parse_numbers
-from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe, _first_line
+from .csv_blocks import RowTooLong, block_sizes, parse_failure, row_too_long, split_row
+from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe
 from .text import TableStart, check_last_row, open_table, printable
 from .units import default_unit, metric_unit_factor
 
@@ -51,30 +52,21 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
         # A row of another width cannot be matched to the header. One that starts with a launch ID is a damaged
         # launch row (refused below, never dropped quietly); anything else is text that is not part of the table.
         try:
-            first = next(csv.reader([row.text]), [""])[0] if row.text else ""
+            first = (split_row(row.text) or [""])[0] if row.text else ""
         except csv.Error:  # a field over the csv module's limit: the row may well be a launch's
             first = row.text.split(",", 1)[0].strip('"')
         if _LAUNCH_ID_RE.match(first):
             damaged.append((first.strip(), row.actual_columns))
         return "skip"
 
-    batches = []
-    with open_table(start) as stream:
+    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
+        damaged.clear()
         try:
-            reader = pacsv.open_csv(
-                stream,
-                read_options=pacsv.ReadOptions(column_names=header, skip_rows=1 + (units is not None),
-                                               block_size=BLOCK_SIZE),
-                parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
-                convert_options=pacsv.ConvertOptions(include_columns=needed,
-                                                      column_types={c: pa.binary() for c in needed},
-                                                      strings_can_be_null=False, quoted_strings_can_be_null=False))
-            for batch in reader:
-                batches.append(batch)
-                if progress is not None:
-                    progress(stream.tell())
-        except pa.ArrowInvalid as exc:
-            raise InputError(start.path, f"the CSV table could not be parsed: {_first_line(exc)}") from None
+            batches = _batches(start, header, units, needed, block_size, on_invalid, progress)
+            break
+        except RowTooLong:
+            if block_size == block_sizes(BLOCK_SIZE)[-1]:
+                raise InputError(start.path, row_too_long(block_size)) from None
     if damaged:
         launch, fields = damaged[0]
         raise InputError(start.path, f"the row of launch {printable(launch)!r} has {fields} fields where the header "
@@ -176,3 +168,24 @@ def _append(notes: pd.Series, mask: np.ndarray, text: str) -> pd.Series:
     return notes.where(~both, notes + "; ") + add
 
 
+def _batches(start, header: list[str], units, needed: list[str], block_size: int, on_invalid,
+             progress) -> list[pa.RecordBatch]:
+    """The page's needed columns, batch by batch, parsed in blocks of `block_size` bytes."""
+    batches = []
+    with open_table(start) as stream:
+        try:
+            reader = pacsv.open_csv(
+                stream,
+                read_options=pacsv.ReadOptions(column_names=header, skip_rows=1 + (units is not None),
+                                               block_size=block_size),
+                parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
+                convert_options=pacsv.ConvertOptions(include_columns=needed,
+                                                      column_types={c: pa.binary() for c in needed},
+                                                      strings_can_be_null=False, quoted_strings_can_be_null=False))
+            for batch in reader:
+                batches.append(batch)
+                if progress is not None:
+                    progress(stream.tell())
+        except pa.ArrowInvalid as exc:
+            raise parse_failure(start.path, exc) from None
+    return batches

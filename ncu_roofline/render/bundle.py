@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..core.errors import InputError
-from ..core.files import refuse_non_regular_target, refuse_special_folder, stage_temporary
+from ..core.files import real_path, refuse_non_regular_target, refuse_special_folder, stage_temporary
 from .outputs import OUTPUTS
 
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -53,6 +53,9 @@ class Bundle:
         """Create `outdir` (refusing device folders, links, and any output that would replace an input), then
         stage every file in `outputs`; nothing is in place before `outputs.commit()`."""
         outdir = Path(outdir)
+        refuse_special_folder(outdir)
+        for name in self.files:  # every target checked before the folder is made or a byte is staged
+            refuse_non_regular_target(outdir / name, folder_ok=False)
         prepare_outdir(outdir, list(inputs))
         for name, payload in self.files.items():
             outputs.stage(outdir / name, payload)
@@ -81,7 +84,7 @@ class OutputSet:
     """Files staged for one run; `commit` puts them all in place, leaving the context without it discards them."""
 
     def __init__(self, inputs: Iterable[Path] = ()) -> None:
-        self.inputs = {Path(p).resolve() for p in inputs}
+        self.inputs = {real_path(p) for p in inputs}
         self.staged: list[tuple[Path, Path]] = []  # (temporary file, target)
         self.stale: list[Path] = []
 
@@ -94,10 +97,10 @@ class OutputSet:
     def stage(self, path: Path, payload: bytes) -> Path:
         """Write `payload` to a temporary file beside `path`; `path` itself is untouched until `commit`."""
         path = Path(path)
-        if path.resolve() in self.inputs:
+        if real_path(path) in self.inputs:
             raise InputError(path, "refusing to overwrite an input file with an output")
-        refuse_non_regular_target(path)
-        if any(path.resolve() == target.resolve() for _, target in self.staged):
+        refuse_non_regular_target(path, folder_ok=False)
+        if any(real_path(path) == real_path(target) for _, target in self.staged):
             raise InputError(path, "two outputs of this run would be written to the same file")
         staged = stage_temporary(path, payload, on_created=lambda tmp: self.staged.append((tmp, path)))
         assert staged == self.staged[-1][0]
@@ -107,9 +110,8 @@ class OutputSet:
     def replace_stale(self, paths: Iterable[Path]) -> None:
         """Outputs of an earlier run that this one does not write: removed at commit, so no old chart is left
         beside new tables."""
-        staged = {target.resolve() for _, target in self.staged}
-        self.stale = [Path(p) for p in paths if Path(p).resolve() not in staged and Path(p).resolve() not in
-                      self.inputs]
+        staged = {real_path(target) for _, target in self.staged}
+        self.stale = [Path(p) for p in paths if real_path(p) not in staged and real_path(p) not in self.inputs]
 
     def commit(self) -> list[Path]:
         """Rename every staged file into place and remove stale ones, with SIGINT/SIGTERM held until done."""
@@ -191,11 +193,12 @@ def check_distinct_outputs(outdir: Path | None, names: Iterable[str], files: dic
     if outdir is not None:
         refuse_special_folder(Path(outdir))
         for name in names:
-            claimed[(Path(outdir) / name).resolve()] = f"-o {outdir} (its {name})"
+            refuse_non_regular_target(Path(outdir) / name, folder_ok=False)  # before any input is read
+            claimed[real_path(Path(outdir) / name)] = f"-o {outdir} (its {name})"
     for option, path in files.items():
         if path is None or str(path) == "-":
             continue
-        resolved = Path(path).resolve()
+        resolved = real_path(path)
         if resolved in claimed:
             raise InputError(path, f"{option} names a file that {claimed[resolved]} also writes; give it another name")
         if resolved.is_dir():
@@ -219,9 +222,9 @@ def prepare_outdir(outdir: Path, inputs: list[Path]) -> Path:
         raise InputError(outdir, f"cannot create the output folder: {exc.strerror or exc}") from None
     if not os.access(outdir, os.W_OK | os.X_OK):
         raise InputError(outdir, "the output folder is not writable")
-    resolved = {Path(p).resolve() for p in inputs}
+    resolved = {real_path(p) for p in inputs}
     for name in dict.fromkeys(o.name for o in OUTPUTS):  # every name any -o folder may hold (render/outputs.py)
-        if (outdir / name).resolve() in resolved:
+        if real_path(outdir / name) in resolved:
             raise InputError(outdir / name, f"refusing to write {name} over an input file of the same name; "
                                             "choose another -o folder")
     return outdir

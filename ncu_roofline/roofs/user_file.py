@@ -24,12 +24,13 @@ that is not a regular file or cannot be read) is refused with one line that name
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncu_roofline.core.errors import InputError
-from ncu_roofline.readers.input_files import check_regular_file
+from ncu_roofline.readers.input_files import read_bounded
 from ncu_roofline.roofs.gpu_table import FIGURE_TO_PEAK, PEAK_KEYS, to_base_units
 
 # Friendly spelling -> (roof, factor to base units): the table's figure names, with `tensor_tflops` for the roof.
@@ -56,15 +57,13 @@ class UserCeilings:
 def load_user_ceilings(path: Path) -> UserCeilings:
     """Read and validate a `--ceilings` file; every problem is an InputError naming the file."""
     path = Path(path)
-    info = check_regular_file(path, "ceilings file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise InputError(path, f"a ceilings file is a few lines of TOML; this one is {info.st_size:,} bytes")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # a real ceilings file is a few lines of TOML
+        text = read_bounded(path, MAX_FILE_BYTES, "ceilings file").decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(path, "ceilings file is not UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read ceilings file: {exc.strerror or exc}") from None
+    _refuse_non_decimal(path, text)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:  # its message carries "(at line N, column M)"
         raise InputError(path, f"not valid TOML: {exc}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
@@ -99,6 +98,22 @@ def load_user_ceilings(path: Path) -> UserCeilings:
         named_by[roof] = key
         peaks[roof] = base
     return UserCeilings(peaks={k: peaks[k] for k in PEAK_KEYS if k in peaks}, source=f"user:{path.name}", name=name)
+
+
+_STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
+_NON_DECIMAL = re.compile(r"(?:^|[=,\[{])[ \t]*[+-]?0[xXoObB][0-9a-fA-F_]*", re.MULTILINE)
+
+
+def _refuse_non_decimal(path: Path, text: str) -> None:
+    """A roof is a decimal number: `dram_gbps = 0x400` (hex, octal or binary, which TOML reads as an integer) is
+    refused, naming the line, since nobody writes a bandwidth in hex on purpose. Strings and comments are left
+    out of the search."""
+    bare = _STRINGS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    if found := _NON_DECIMAL.search(bare):
+        line = text.count("\n", 0, found.start()) + 1 + (found.group(0).startswith("\n"))
+        literal = found.group(0).lstrip("=,[{ \t\n")
+        raise InputError(path, f"line {line}: {literal!r} is not a decimal number; write roofs in decimal "
+                               "(e.g. dram_gbps = 3350)")
 
 
 def _roof_value(path: Path, key: str, value: object, factor: float) -> float:

@@ -16,11 +16,11 @@ from ..text.numbers import (
     unproven,
     upper_bound,
 )
+from ..text.limiters import limiter_text, limiter_word
 from ..text.numbers import cell as _cell
 from ..text.numbers import format_si as fmt_si
 from ..text.numbers import pct as _pct
-from ..text.safe_text import for_markdown_code, for_terminal
-from ..text.limiters import limiter_text, limiter_word
+from ..text.safe_text import for_markdown_code, for_markdown_text, for_terminal
 
 
 def totals_sentence(totals: dict) -> str:
@@ -76,7 +76,7 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         f"{totals_sentence(totals)}.",
         "",
         *([f"**{coverage}.**", ""] if coverage else []),
-        f"GPU: **{for_terminal(gpu or 'unknown')}**, ceilings from "
+        f"GPU: **{for_markdown_text(gpu or 'unknown')}**, ceilings from "
         f"{for_terminal(', '.join(sorted(set(kernels['ceiling_source'].dropna().astype(str)))) or 'none')}. "
         f"Inputs: {for_markdown_code(fold_inputs(inputs))}.",
         "",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ...roofs.user_file import UNIT_KEYS
+from ..text.safe_text import for_terminal, for_toml_string
 
 _HEADER = """\
 # ncu-roofline ceilings for {name} -- pass with: ncu-roofline analyze run.ncu-rep --ceilings THIS_FILE.toml
@@ -26,10 +27,10 @@ _HEADER = """\
 def ceilings_template_text(name: str, peaks: dict[str, float] | None = None, origin: str | None = None) -> str:
     """TOML for `--ceilings`: every roof key, with the known ones filled in (base-unit `peaks` by column name)."""
     peaks = peaks or {}
-    lines = [_HEADER.format(name=name)]
+    lines = [_HEADER.format(name=for_terminal(name))]  # a comment line: a line break in the name must not end it
     if origin:
-        lines.append(f"# Prefilled from {origin}: the input's own peaks x its measured clocks.\n")
-    lines.append(f"name = {_toml_string(name)}\n\n[peaks]\n")
+        lines.append(f"# Prefilled from {for_terminal(origin)}: the input's own peaks x its measured clocks.\n")
+    lines.append(f"name = {for_toml_string(name)}\n\n[peaks]\n")
     for key, (column, factor) in UNIT_KEYS.items():
         value = peaks.get(column)
         if value is not None and math.isfinite(value) and value > 0:
@@ -38,6 +39,3 @@ def ceilings_template_text(name: str, peaks: dict[str, float] | None = None, ori
             lines.append(f"# {key} = \n")
     return "".join(lines)
 
-
-def _toml_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -29,10 +29,15 @@ MODEL_COLUMNS = (Col("point", "left"), Col("GPU", "left"), Col("t_min", legend="
                  Col("FLOP", drop=5), Col("bytes", drop=1))
 
 
+# A terminal shows the first rows of a long points file (a traced model's million operators would take rich minutes
+# to lay out, and nobody reads them there); `--json` and `-o` keep every point.
+MAX_TABLE_ROWS = 200
+
+
 def model_table(points: pd.DataFrame, *, title: str = "", width: int = 120, wide: bool = False) -> Table:
     """One line per (point, GPU): work, traffic, intensity, what the GPU can reach, and what bounds it."""
     rows = []
-    for row in points.itertuples(index=False):
+    for row in points.head(MAX_TABLE_ROWS).itertuples(index=False):
         bound = row.bound if isinstance(row.bound, str) else f"— ({row.status})"
         rows.append([for_terminal(row.name), for_terminal(row.gpu), fmt_si(row.t_min_s, "s"),
                      display(bound) if isinstance(row.bound, str) else bound,
@@ -43,8 +48,10 @@ def model_table(points: pd.DataFrame, *, title: str = "", width: int = 120, wide
     def names(max_len: int) -> list[str]:
         return [n if len(n) <= max_len else n[: max_len - 1] + "…" for n in full]
 
+    more = len(points) - len(rows)
+    footer = f"… and {more:,} more rows: `--json -` or `-o DIR` gives every one" if more > 0 else ""
     return fit_table(MODEL_COLUMNS, rows, width, title=title or None, name_index=0, names=names, wide=wide,
-                     hint="`--json -` or `-o DIR` gives every column").table
+                     footer=footer, hint="`--json -` or `-o DIR` gives every column").table
 
 
 def roofs_table(compare: pd.DataFrame) -> Table:

@@ -9,6 +9,12 @@ every renderer that shows a name passes it through one of these first:
 - `for_markdown_code`: a whole code span that nothing inside can end: a fence of backticks longer than any run
   in the text, padded when the text starts or ends with a backtick, control characters (line breaks too) escaped
   as above, and `|` escaped when the span sits in a table cell.
+- `for_markdown_text`: running Markdown text (a GPU name in bold, a sentence): `for_terminal`, then every character
+  that can open markup inline (`\\`, backticks, `*`, `_`, brackets, `<`, `>`, `&`, `|`, `~`, `!`) escaped with a
+  backslash, so the text renders as `for_terminal` shows it and adds no emphasis, link, HTML or table cell.
+- `for_toml_string`: a TOML basic string (quotes included) that reads back as the text, with every character
+  `for_terminal` escapes written as a TOML `\\uXXXX` escape instead (a lone surrogate, which no TOML string can
+  hold, as U+FFFD), so the file is valid TOML and inert on the terminal it is printed to.
 - `for_chart`: what Vega, vl-convert/resvg (SVG/PNG) and browsers accept: the same characters replaced by U+FFFD,
   so a label still shows that something was there.
 
@@ -27,6 +33,7 @@ _UNSAFE = re.compile(
     + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(0x11)).replace("\\U0000", "\\u") + "]"
 )
 _BACKTICK_RUNS = re.compile("`+")
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>&|~!])")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -51,7 +58,24 @@ def for_markdown_code(text: object, *, table_cell: bool = False) -> str:
     return f"{fence}{pad}{body}{pad}{fence}" if body else "` `"
 
 
+def for_markdown_text(text: object) -> str:
+    """`text` as inert running Markdown: shows what `for_terminal` shows, opens no emphasis, link, HTML or cell."""
+    return _MARKDOWN_INLINE.sub(r"\\\1", for_terminal(text))
+
+
 def for_chart(text: object) -> str:
     """`text` with every character a chart renderer may reject (vl-convert panics on ESC, NUL, U+FFFE) replaced
     by U+FFFD."""
     return _UNSAFE.sub("\ufffd", str(text))
+
+
+def for_toml_string(text: object) -> str:
+    """`text` as a TOML basic string: reads back as `text` (lone surrogates aside), shows no control character."""
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group(0))
+        if 0xD800 <= code <= 0xDFFF:
+            return "\\ufffd"
+        return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+    body = str(text).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + _UNSAFE.sub(escape, body) + '"'
