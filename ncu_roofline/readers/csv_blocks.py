@@ -44,8 +44,9 @@ def row_too_long(limit: int) -> str:
 
 def parse_failure(path: str | Path, exc: Exception) -> Exception:
     """What an Arrow parse error of a page means: RowTooLong for a row longer than the block (Arrow's "straddles
-    two block boundaries"), else one line naming the file."""
-    if "straddl" in str(exc):
+    two block boundaries", or a header row that does not fit: "header is larger than block size"), else one line
+    naming the file."""
+    if "straddl" in str(exc) or "larger than block size" in str(exc):
         return RowTooLong()
     first = printable(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__
     return InputError(path, f"the CSV table could not be parsed: {first}")
