@@ -29,6 +29,7 @@ pytestmark = pytest.mark.slow
 EXAMPLE = FIXTURES / "example_h100_raw.csv"
 REPORT = SAMPLES / "CudaCode" / "dot_product.ncu-rep"
 CLI = [sys.executable, "-m", "ncu_roofline.cli"]
+SQL = "SELECT run_id, count(*) AS kernels, sum(time_s) AS time_s FROM kernels GROUP BY run_id ORDER BY run_id"
 
 
 def cli_json(*args: object, cwd: Path | None = None) -> object:
@@ -95,6 +96,7 @@ def served(history_dir, tmp_path_factory):
         ("analyze", {"paths": 5}),  # not a list: the SDK's validation error, and the server lives on
         ("analyze", {"paths": [str(FIXTURES / "bad" / "raw_header_only.csv")]}),
         ("analyze", {"paths": [str(EXAMPLE)], "limit": 2, "cursor": "nonsense"}),
+        ("history", {"directory": str(history_dir), "sql": SQL}),
     ]
     if REPORT.exists():
         calls.append(("analyze", {"paths": [str(REPORT)], "limit": 200}))
@@ -156,6 +158,14 @@ def test_compare_history_model_and_ceilings_answer_what_the_cli_writes(served, h
     assert ceilings == json.loads(done.stdout)
 
 
+def test_history_sql_answers_the_rows_the_cli_prints(served, history_dir):
+    error, answer = served["answers"][14]
+    assert not error
+    expected = cli_json("history", history_dir, "--sql", SQL)
+    assert answer["rows"] == expected and answer["row_count"] == 2
+    assert [row["run_id"] for row in answer["rows"]] == ["r1", "r2"]  # the two runs the fixture appended
+
+
 def test_paths_outside_the_roots_are_refused_in_one_line(served):
     for index in (8, 9, 10):  # a file outside, a symlink inside pointing out, a `..` path leading out
         error, text = served["answers"][index]
@@ -175,7 +185,7 @@ def test_bad_requests_are_errors_and_the_server_lives_on(served):
 def test_a_real_report_answers_as_the_cli(served):
     if not REPORT.exists():
         pytest.skip("../shared/ncu-samples is not present")
-    error, answer = served["answers"][14]
+    error, answer = served["answers"][15]
     assert not error
     assert answer["kernels"] == cli_json("analyze", REPORT)["kernels"]
 

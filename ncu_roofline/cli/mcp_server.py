@@ -186,26 +186,25 @@ def history_tool(session: Session, directory: str, *, kernel: Optional[str] = No
 
     folder = session.roots.check(directory, "directory")
     if sql is not None:
-        from ..history.store import connect, run_sql
+        from ..history.commits import TABLES
+        from ..history.sql import check_query, run_sql, tables_named
+        from ..history.views import connect
         from ..render.history.json_summary import frame_json
 
+        check_query(sql)  # the CLI's own checks and limits: an empty query, time and memory bounds
         notes: list[str] = []
-        con = connect(folder, notes=notes)
+        con = connect(folder, notes=notes, tables=tables_named(sql, TABLES))
         try:
-            frame = run_sql(con, sql)
+            frame = run_sql(con, sql)  # the default time and memory limits (history/sql.py)
         finally:
             con.close()
         rows = json.loads(frame_json(frame))
         shown, next_cursor = page(rows, cursor, limit)
         return {"rows": shown, "row_count": len(rows), "next_cursor": next_cursor, "notes": notes}
-    from ..history.bands import BandOptions
-    from ..history.report import load_history
-    from ..render.history.json_summary import history_json
+    from ..trends import trends
 
-    result = load_history(folder, kernel=kernel, last=last, labels={}, gates=parse_gates(list(fail_on or [])),
-                          band=BandOptions(), min_time_s=0.0)
-    payload = json.loads(history_json(result.runs, result.summary, result.series, result.gates,
-                                      metadata=result.metadata()))
+    result = trends(folder, kernel=kernel, last=last, gates=parse_gates(list(fail_on or [])))
+    payload = json.loads(result.json())
     kernels, next_cursor = page(payload["kernels"], cursor, limit)
     payload.update(kernels=kernels, kernel_count=len(payload["kernels"]), next_cursor=next_cursor,
                    notes=list(result.notes))

@@ -30,7 +30,7 @@ from ...core.vocabulary import (
 )
 from ...pipeline.limiter import NOT_COLLECTED, agrees_with_ncu, ncu_findings, next_step
 from ...pipeline.run_notes import collect_command
-from ...pipeline.select import name_mask
+from ...pipeline.select import kernel_launches, name_mask
 from ..text.numbers import format_number, format_si, pct
 from ..text.safe_text import for_terminal
 
@@ -107,10 +107,7 @@ def print_drilldown(outdir: Path, key: str, console: Console, *, verbose: bool =
     say(f"recorded as {row['kernel_name']}; grid {_known(row.get('grid'))} × block {_known(row.get('block'))}; "
         f"{row['launches']} launch{'' if row['launches'] == 1 else 'es'}")
     launches = pd.read_parquet(launches_path)
-    mine = launches[launches["kernel_name"] == row["kernel_name"]]
-    for column in ("grid", "block"):
-        if column in mine and pd.notna(row.get(column)):
-            mine = mine[mine[column].astype(str) == str(row[column])]
+    mine = kernel_launches(launches, row)
     for line in [*_why_lines(row, mine, verbose=verbose), *_instruction_lines(row)]:
         say(line)
 
