@@ -104,12 +104,14 @@ class Analysis:
 
         return run_totals(self.kernels, self.launches)
 
-    def append_to_history(self, directory: str | Path, *, run_id: str, labels: dict[str, str] | None = None,
+    def append_to_history(self, directory: str | Path | object, *, run_id: str, labels: dict[str, str] | None = None,
                           replace: bool = False) -> list[Path]:
-        """This run appended to the history dataset in `directory` (history/store.py) as run `run_id`."""
+        """This run appended to the history dataset in `directory` (history/store.py) as run `run_id`: a folder, or
+        a bucket's location (history/location.py)."""
         from .history.store import append_analysis
 
-        return append_analysis(Path(directory), self, run_id=run_id, labels=labels, replace=replace)
+        where = Path(directory) if isinstance(directory, str) else directory
+        return append_analysis(where, self, run_id=run_id, labels=labels, replace=replace)
 
     def bundle(self, *, formats: Iterable[str] = (), top: int = 20, precisions: Iterable[str] = ()):
         """The files `-o DIR` holds (render/analysis/outputs.py), rendered, not yet written: a `Bundle`."""
