@@ -1,9 +1,11 @@
-"""`model(work, gpus) -> Model`: the façade of `ncu-roofline model ...`, beside `analyze() -> Analysis`,
-`compare() -> Comparison` and `trends() -> History` (the GPUs' own roofs side by side are `gpus.compare_gpus`).
+"""Roofs without a profile: `model(work, gpus) -> Model`, the façade of `ncu-roofline model ...` (beside
+`analyze() -> Analysis`, `compare() -> Comparison` and `trends() -> History`), and the built-in GPU ceiling table as
+`ncu-roofline ceilings` shows it (`gpu_rows`, `describe`, `template`, `compare_gpus -> GpuRoofs`).
 
 The work is in `model/` (counting a workload's FLOP and bytes, reading a points file, placing points on each GPU's
 roofs); this holds the result and hands its tables to the renderers, so a command parses, calls this, writes the
-bundle and prints. `workload(kind, ...)` counts one of the built-in workloads (gemm, conv2d, elementwise,
+bundle and prints. The table's work is in `roofs/gpu_table.py`, a report's own peaks for a template in
+`pipeline/evaluate.py`, roofs side by side in `model/compare_gpus.py`. `workload(kind, ...)` counts one of the built-in workloads (gemm, conv2d, elementwise,
 layernorm, softmax, llm).
 """
 
@@ -13,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from .core.errors import InputError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -20,15 +24,19 @@ if TYPE_CHECKING:
     from .render.bundle import Bundle
 
 
+WORKLOADS = ("gemm", "conv2d", "elementwise", "layernorm", "softmax", "llm")  # model/workloads.py, model/llm.py
+
+
 def _counter(kind: str) -> Callable[..., object]:
     from .model import llm, workloads
 
-    return {"gemm": workloads.gemm, "conv2d": workloads.conv2d, "elementwise": workloads.elementwise,
-            "layernorm": workloads.layernorm, "softmax": workloads.softmax, "llm": llm.llm}[kind]
+    return llm.llm if kind == "llm" else getattr(workloads, kind)
 
 
 def workload(kind: str, *args: object, **params: object) -> list[object]:
     """One built-in workload's FLOP and minimum DRAM bytes (model/workloads.py, model/llm.py), as a list of one."""
+    if kind not in WORKLOADS:
+        raise InputError(None, f"workload {kind!r} is not one of {', '.join(WORKLOADS)}")
     return [_counter(kind)(*args, **params)]
 
 
@@ -78,3 +86,46 @@ def model(work: pd.DataFrame | list, gpus: Iterable[str] = (), ceilings: str | P
     from .model.place import gpu_roofs, place
 
     return Model(place(work, gpu_roofs(list(gpus), ceilings)), [Path(p) for p in inputs])
+
+
+def gpu_rows() -> list[dict]:
+    """Every GPU of the table, one row each (name, aliases, compute capability, roofs)."""
+    from .roofs.gpu_table import list_gpus, load_gpu_table
+
+    return list_gpus(load_gpu_table())
+
+
+def describe(name: str) -> dict:
+    """One GPU's roofs and how each was derived, its sources and caveats (a name or alias of the table)."""
+    from .roofs.gpu_table import describe_gpu, match_gpu
+
+    return describe_gpu(match_gpu(name))
+
+
+def template(name: str, source: str | Path | None = None) -> str:
+    """A `--ceilings` TOML file for a GPU the table lacks, to fill in; prefilled from a report's own peaks."""
+    from .pipeline.evaluate import report_peaks
+    from .render.ceilings.template import ceilings_template_text
+
+    peaks, origin = report_peaks(source) if source else ({}, None)
+    return ceilings_template_text(name, peaks, origin)
+
+
+@dataclass(frozen=True)
+class GpuRoofs:
+    """Several GPUs' roofs and ridge points side by side (model/compare_gpus.py): one row per roof or ridge."""
+
+    frame: pd.DataFrame
+
+    def json(self) -> str:
+        from .render.model.json_summary import compare_json
+
+        return compare_json(self.frame)
+
+
+def compare_gpus(names: Iterable[str]) -> GpuRoofs:
+    """`ceilings compare`: the table's GPUs named (names or aliases), their roofs and ridge points."""
+    from .model.compare_gpus import compare_roofs
+    from .model.place import gpu_roofs
+
+    return GpuRoofs(compare_roofs(gpu_roofs(list(names))))

@@ -1,4 +1,4 @@
-"""The façades the thin commands call (modeling, gpus, collection, trends.sql) and the facts kept once (the plain-value
+"""The façades the thin commands call (modeling, analysis.project/collection, trends.sql) and the facts kept once (the plain-value
 cleaner, the gate evaluation, the registry's listing of -o): checked against arithmetic written here and against
 NCU-independent references (the GPU table's published figures as test_model.py quotes them)."""
 
@@ -34,7 +34,7 @@ def test_the_model_facade_places_a_gemm_by_its_own_arithmetic():
 
 
 def test_the_gpus_facade_ridge_is_the_table_roofs_ratio():
-    from ncu_roofline.gpus import compare_gpus
+    from ncu_roofline.modeling import compare_gpus
 
     gpus = json.loads(compare_gpus([H100_SXM]).json())["gpus"]
     ridges = gpus[0]["ridge_ai"]
@@ -42,7 +42,7 @@ def test_the_gpus_facade_ridge_is_the_table_roofs_ratio():
 
 
 def test_the_collection_facade_lists_what_the_command_prints():
-    from ncu_roofline.collection import collection
+    from ncu_roofline.analysis import collection
 
     needed = collection(9.0)
     names = needed.metric_list()

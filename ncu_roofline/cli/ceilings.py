@@ -1,5 +1,5 @@
 """`ncu-roofline ceilings [show|template|compare]`: the built-in GPU ceiling table, one GPU's roofs, a --ceilings
-file to fill in, several GPUs side by side; each parses, calls the `gpus` façade, prints."""
+file to fill in, several GPUs side by side; each parses, calls the `modeling` façade, prints."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
     """List the GPUs of the built-in ceiling table."""
     if ctx.invoked_subcommand is not None:
         return
-    from ..gpus import gpu_rows
+    from ..modeling import gpu_rows
     from ..render.ceilings.console import gpu_table
 
     with user_errors():
@@ -37,7 +37,7 @@ def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
 def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or aliases, as in `ceilings`."),
                      as_json: bool = _AS_JSON) -> None:
     """Several GPUs' roofs and ridge points (compute roof / DRAM, FLOP/byte) side by side."""
-    from ..gpus import compare_gpus
+    from ..modeling import compare_gpus
     from ..render.model.console import roofs_table
 
     with user_errors():
@@ -54,7 +54,7 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
                   sources: bool = typer.Option(False, "--sources", help="Every source URL, formula and caveat.")
                   ) -> None:
     """One GPU's roofs, how each was derived (--sources: with its source and caveats)."""
-    from ..gpus import describe
+    from ..modeling import describe
     from ..render.ceilings.console import gpu_compact_view, gpu_detail_view
 
     with user_errors():
@@ -71,7 +71,7 @@ def ceilings_template(name: str = typer.Argument(..., help="The GPU's name, as i
                                                             help="Prefill from this report's or export's own "
                                                                  "peaks (.ncu-rep or ncu CSV).")) -> None:
     """Print a --ceilings TOML file for a GPU the table lacks, to fill in (prefilled from a report with --from)."""
-    from ..gpus import template
+    from ..modeling import template
 
     with user_errors():
         sys.stdout.write(template(name, source))

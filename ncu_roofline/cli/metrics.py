@@ -1,4 +1,4 @@
-"""`ncu-roofline metrics`: the ncu command lines that collect what the analysis needs (the `collection` façade)."""
+"""`ncu-roofline metrics`: the ncu command lines that collect what the analysis needs (`analysis.collection`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def metrics(arch: Optional[float] = typer.Option(None, "--arch", help="Compute c
             complete: bool = typer.Option(False, "--all", help="Every metric any definition can use."),
             as_list: bool = typer.Option(False, "--list", help="Only the comma-separated metric list.")) -> None:
     """Print the ncu command lines that collect what the analysis needs."""
-    from ..collection import collection
+    from ..analysis import collection
 
     needed = collection(arch, complete=complete)
     if as_list:

@@ -49,7 +49,7 @@ def project(
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         _targets(targets)  # an unknown target fails before any input is read
         from .. import analyze as run_analysis
-        from ..projecting import project as run_projection
+        from ..analysis import project as run_projection
 
         result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups, kernel=kernel,
                               exclude=exclude, nsys=nsys, nsys_device=nsys_device)
@@ -77,7 +77,7 @@ def project(
 def _targets(names: list[str]):
     """Every --to checked before the profile is read: table rows by name, `.toml` files as ceilings files."""
     from ..core.errors import InputError
-    from ..projecting import check_targets
+    from ..analysis import check_targets
 
     try:
         return check_targets(names)

@@ -23,7 +23,7 @@ def precision_view(kernels: pd.DataFrame, precision: str) -> pd.DataFrame:
     work = pd.to_numeric(view.get(flop_column(precision), pd.Series(np.nan, index=view.index)),
                          errors="coerce").astype(float)
     if not (work > 0).any():  # a chart of no work over another precision's roof would look like an answer
-        from .chart import used_precisions
+        from ..chart.roofline import used_precisions
 
         executed = used_precisions(kernels)
         raise InputError(None, f"--precision {precision}: the capture counts no {precision.upper()} FLOPs in any "
