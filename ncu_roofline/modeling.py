@@ -5,8 +5,8 @@
 The work is in `model/` (counting a workload's FLOP and bytes, reading a points file, placing points on each GPU's
 roofs); this holds the result and hands its tables to the renderers, so a command parses, calls this, writes the
 bundle and prints. The table's work is in `roofs/gpu_table.py`, a report's own peaks for a template in
-`pipeline/evaluate.py`, roofs side by side in `model/compare_gpus.py`. `workload(kind, ...)` counts one of the built-in workloads (gemm, conv2d, elementwise,
-layernorm, softmax, llm).
+`pipeline/evaluate.py`, roofs side by side in `model/compare_gpus.py`. `workload(kind, ...)` counts one of the
+built-in `WORKLOADS`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The façades the thin commands call (modeling, analysis.project/collection, trends.sql) and the facts kept once (the plain-value
-cleaner, the gate evaluation, the registry's listing of -o): checked against arithmetic written here and against
-NCU-independent references (the GPU table's published figures as test_model.py quotes them)."""
+"""The façades the thin commands call (modeling, analysis.collection, trends.sql) and the facts kept once (the
+plain-value cleaner, the gate evaluation, the registry's listing of -o): checked against arithmetic written here and
+against NCU-independent references (the GPU table's published figures as test_model.py quotes them)."""
 
 from __future__ import annotations
 

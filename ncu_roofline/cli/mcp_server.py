@@ -144,7 +144,7 @@ def show_tool(session: Session, paths: list[str], kernel: str, *, gpu: Optional[
     """One kernel group (its rank, or a regex matching one name, as `show` takes): its JSON entry and launches."""
     from ..pipeline.select import kernel_launches
     from ..render.analysis.drilldown import find_kernel
-    from ..render.jsonout import records
+    from ..render.text.json_values import records
 
     result = session.analysis(paths, gpu=gpu, ceilings=ceilings, clock=clock)
     row = find_kernel(result.kernels, str(kernel).strip())
