@@ -1,7 +1,9 @@
 """The library's front door: `analyze(paths) -> Analysis`.
 
 The steps of pipeline/steps.py in order (read -> validate -> roofs -> derive -> speed of light -> group -> rank ->
-notes), then the analytic points of `--points`. The CLI, notebooks and CI steps all go through here.
+notes), then the analytic points of `--points`. The CLI, notebooks and CI steps all go through here. Beside it the
+façades of the commands built on an analysis: `project(analysis, targets) -> Projected` (`ncu-roofline project`)
+and `collection(arch) -> Collection` (`ncu-roofline metrics`: what to ask ncu for).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from .readers import expand_paths
 
 if TYPE_CHECKING:
     from .pipeline.app_weight import AppWeighting
+    from .projection.project import Projection
+    from .render.bundle import Bundle
 
 SCHEMA_VERSION = "1"
 
@@ -271,3 +275,111 @@ def _sha256(path: Path) -> str:
             digest.update(chunk)
     return digest.hexdigest()
 
+
+# ---- `ncu-roofline project`: the analysed run on other GPUs' roofs
+
+
+def check_targets(names: Iterable[str]) -> list:
+    """Every target checked before a profile is read: table rows by name, `.toml` files as ceilings files."""
+    from .projection.project import target_roofs
+
+    return target_roofs(list(names))
+
+
+@dataclass(frozen=True)
+class Projected:
+    """`ncu-roofline project`'s façade: an analysis (the measured run) and its projection onto each target
+    (`Analysis.project`, projection/project.py), with its outputs (docs/projection.md)."""
+
+    analysis: Analysis
+    projection: Projection
+
+    @property
+    def input_paths(self) -> list[Path]:
+        return self.analysis.input_paths
+
+    def json(self) -> str:
+        from .render.projection.json_summary import projection_json
+
+        p = self.projection
+        return projection_json(p.kernels, p.runs, p.metadata)
+
+    def markdown(self, *, top: int = 10) -> str:
+        from .projection.project import ASSUMPTIONS
+        from .render.projection.console import projection_markdown
+
+        p = self.projection
+        return projection_markdown(p.kernels, p.runs, source_gpu=p.source_gpu,
+                                   inputs=[f.path for f in self.analysis.inputs], assumptions=ASSUMPTIONS, top=top)
+
+    def bundle(self, *, formats: Iterable[str] = (), top: int = 20) -> Bundle:
+        """The files `-o DIR` holds (render/projection/outputs.py), rendered, not yet written."""
+        from .render.projection.outputs import projection_bundle
+
+        p = self.projection
+        return projection_bundle(p.kernels, self.analysis.kernels, p.source_gpu, p.source_peaks, p.peaks_by_gpu,
+                                 metadata=p.metadata, formats=tuple(formats), top=top)
+
+    def refuse_unplaceable(self, source: str | None) -> None:
+        """Bad input where a target can take nothing (InputError naming `source`, the one profile or None)."""
+        from .projection.project import refuse_unplaceable
+
+        refuse_unplaceable(self.projection.kernels, self.projection.runs, source)
+
+
+def project(analysis: Analysis, targets: Iterable[str | Path]) -> Projected:
+    """The analysed run placed on each target's roofs (`check_targets` first, to refuse a bad one before reading)."""
+    return Projected(analysis, analysis.project(targets))
+
+
+# ---- `ncu-roofline metrics`: what an analysis needs ncu to collect
+
+
+@dataclass(frozen=True)
+class Collection:
+    """`ncu-roofline metrics`'s façade: what to ask ncu for (pipeline/collect.py). The metrics and sections an
+    analysis of compute capability `arch` (None: any) needs; `complete`: every
+    metric any definition can use."""
+
+    arch: float | None = None
+    complete: bool = False
+
+    @property
+    def _catalogue(self):
+        from .pipeline.catalogue import load_catalogue
+
+        return load_catalogue()
+
+    def metric_list(self) -> list[str]:
+        """The comma-separated `--metrics` list's names."""
+        from .pipeline.collect import collection_metrics
+
+        return list(collection_metrics(self._catalogue, self.arch, complete=self.complete))
+
+    def metrics_flag(self) -> str:
+        """`--metrics a,b,...` for a CSV export of the raw page."""
+        from .pipeline.collect import metrics_flag
+
+        return metrics_flag(self._catalogue, self.arch, complete=self.complete)
+
+    def sections_flag(self) -> str:
+        """`--section ...` for a binary report."""
+        from .pipeline.collect import sections_flag
+
+        return sections_flag()
+
+    def limiter_sections_flag(self) -> str:
+        """The sections the limiter and the instruction roofline read (binary report)."""
+        from .pipeline.collect import limiter_sections_flag
+
+        return limiter_sections_flag()
+
+    def limiter_metrics(self) -> list[str]:
+        """The metrics the limiter and the instruction roofline read (CSV, beside the list above)."""
+        from .pipeline.collect import limiter_metrics
+
+        return list(limiter_metrics(self._catalogue, complete=self.complete))
+
+
+def collection(arch: float | None = None, *, complete: bool = False) -> Collection:
+    return Collection(arch, complete)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
 from .analysis import Analysis
@@ -225,6 +226,5 @@ def run_label(analysis: Analysis) -> str:
 
 def _failing_positions(kernels: pd.DataFrame, result: GateResult) -> list[int]:
     gate = result.gate
-    outcome = [bool(gated) and bool(gate.fails(c, p)) for gated, c, p in
-               zip(kernels["gated"], kernels[f"{gate.metric}_change"], kernels[f"{gate.metric}_change_pct"])]
-    return [i for i, failed in enumerate(outcome) if failed]
+    failed = gate.verdicts(kernels[f"{gate.metric}_change"], kernels[f"{gate.metric}_change_pct"]) == 1.0
+    return [int(i) for i in np.flatnonzero(kernels["gated"].to_numpy(dtype=bool) & failed)]

@@ -1,5 +1,6 @@
 """`trends(DIR) -> History`: the façade of `ncu-roofline history`, beside `analyze() -> Analysis` and
-`compare() -> Comparison`, and as symmetric: `json()`, `markdown()`, `chart()`, `bundle()`, `write()`.
+`compare() -> Comparison`, and as symmetric: `json()`, `markdown()`, `chart()`, `bundle()`, `write()`; with
+`sql(DIR, QUERY) -> QueryResult` (`history --sql`) and `repair(DIR)` (`history --repair`) beside it.
 
 The work is `history/report.load_history` (read the dataset, match kernels into series, bands, gates); this holds
 the result and hands its tables to the renderers, so the CLI only parses, calls this, writes the bundle and prints.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,3 +113,44 @@ def trends(directory: str | Path, *, kernel: str | None = None, last: int | None
     report = load_history(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=band,
                           min_time_s=min_time_s)
     return History(report, Path(directory))
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """What `history --sql` printed or wrote: the query's result as a table."""
+
+    frame: pd.DataFrame
+
+    def json(self) -> str:
+        from .render.history.json_summary import frame_json
+
+        return frame_json(self.frame)
+
+
+def sql(directory, query: str, *, timeout_s: float, memory_limit: str,
+        on_notes: Callable[[list[str]], None] = lambda notes: None) -> QueryResult:
+    """Run a SELECT over the history's views `kernels` and `launches`, sandboxed (history/sql.py: no file or network
+    access, a time and memory limit). `on_notes` hears the runs left out (damaged, ambiguous) before the query
+    runs, so they are said even when it fails. `directory`: a folder or an object store's location, as
+    history/location.history_location gives it."""
+    from .history.commits import TABLES
+    from .history.sql import check_memory_limit, check_query, run_sql, tables_named
+    from .history.views import connect
+
+    check_memory_limit(memory_limit)
+    check_query(query)
+    notes: list[str] = []
+    con = connect(directory, notes=notes, tables=tables_named(query, TABLES))  # only what the query reads
+    on_notes(notes)
+    try:
+        return QueryResult(run_sql(con, query, timeout_s=timeout_s, memory_limit=memory_limit))
+    finally:
+        con.close()
+
+
+def repair(directory):
+    """`history --repair`: remove what killed writers left, commit old-layout runs with a manifest (history/store.py);
+    (removed paths, migrated run ids, the folder as it is after)."""
+    from .history.store import repair_history
+
+    return repair_history(directory)

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from ncu_roofline import InputError, analyze
 from ncu_roofline.pipeline.catalogue import load_catalogue
-from ncu_roofline.pipeline.evaluate import COUNTED
+from ncu_roofline.core.vocabulary import COUNTED_COLUMNS as COUNTED
 from ncu_roofline.readers import long_pages, raw_page
 
 from conftest import FIXTURES, SAMPLES
@@ -300,13 +300,27 @@ def _shares_an_id(header: list[str], rows: list[list[str]], id_index: int) -> bo
     return False
 
 
+# The pages ncu writes as CSV (NCU's CLI reference: `--page details`, `--page raw`, `--print-summary per-kernel`),
+# told apart by the columns this oracle reads off each, so that a table is a page exactly when every column its
+# count below needs is there (worked out from what a page holds, not from the readers' code):
+# - details: one row per metric of a launch; the launch is counted by its "ID", a counter told by its "Metric Name",
+#   its number read under "Metric Value".
+# - summary: one row per metric of a kernel, statistics over its launches: the "Metric Name", the "Average", and
+#   "Invocations" (how many launches the row stands for; without it no run time can be summed).
+# - raw: one row per launch and one column per metric (so no "Metric Name" column): each row starts with the launch's
+#   "ID" (the column counted: index 0) and says its "Kernel Name" (what its launches group into).
+METRIC_NAME = "Metric Name"
+LONG_PAGES = {"details": ("ID", METRIC_NAME, "Metric Value"),  # the value column last
+              "summary": ("Invocations", METRIC_NAME, "Average")}
+RAW_LEADS, RAW_NAMES = "ID", "Kernel Name"
+
+
 def _layout(header: list[str]) -> str | None:
-    names = set(header)
-    if {"Metric Name", "Metric Value", "ID"} <= names:
-        return "details"
-    if {"Metric Name", "Average", "Invocations"} <= names:
-        return "summary"
-    if header[:1] == ["ID"] and "Kernel Name" in names and "Metric Name" not in names:
+    """The page `header` heads, or None when a column the oracle reads is missing (a reader cannot read it)."""
+    for page, reads in LONG_PAGES.items():  # details before summary: a details page never has "Average"
+        if all(column in header for column in reads):
+            return page
+    if header[:1] == [RAW_LEADS] and RAW_NAMES in header and METRIC_NAME not in header:
         return "raw"
     return None
 
@@ -333,7 +347,7 @@ def counter_values(header: list[str], body: list[list[str]], layout: str) -> tup
         columns = [j for j, name in enumerate(header) if is_counter(name)]
         values = any(len(row) == len(header) and _number_text(row[j]) for row in body for j in columns)
         return bool(columns), values
-    name_at, value_at = header.index("Metric Name"), header.index("Metric Value" if layout == "details" else "Average")
+    name_at, value_at = header.index(METRIC_NAME), header.index(LONG_PAGES[layout][-1])
     rows = [row for row in body if len(row) > max(name_at, value_at) and is_counter(row[name_at])]
     return bool(rows), any(_number_text(row[value_at]) for row in rows)
 
@@ -545,3 +559,14 @@ def test_the_oracle_counts_what_the_fixtures_hold():
         assert counters is None, source
         if isinstance(expected, set):
             assert set(result.launches["launch_id"]) == expected, source
+
+
+def test_the_oracle_tells_each_fixture_page_as_its_name_says():
+    """The page of each untouched fixture, by the name its maker gave it (details_*, summary_*, *_raw), is the one the
+    oracle's column rule finds: the rule is checked against a reference it did not produce."""
+    named = {p: next(page for page in ("details", "summary", "raw") if page in p.stem) for p in FIXTURES.glob("*.*")
+             if p.suffix in {".csv", ".txt"} and any(page in p.stem for page in ("details", "summary", "raw"))}
+    assert len(named) >= 8, sorted(p.name for p in named)
+    for path, page in named.items():
+        found = _table(path.read_bytes())
+        assert found is not None and found[2] == page, (path.name, found and found[2])

@@ -141,10 +141,17 @@ def test_the_same_file_twice_is_read_once_and_said(tmp_path, monkeypatch):
     assert f"note: {tmp_path / 'run.csv'} is the same file as run.csv: read once" in cli.output
 
 
-def test_an_empty_path_is_refused_not_the_current_folder(tmp_path, monkeypatch):
+def test_an_empty_path_is_refused_not_the_current_folder(tmp_path, monkeypatch, capsys):
+    """Refused while the command line is parsed (cli/common.PATH), so through the console entry's parser edge
+    (`run_command_line`, what `ncu-roofline` runs): one line, exit 2, nothing analysed."""
+    from ncu_roofline.cli import run_command_line
+
     monkeypatch.chdir(tmp_path)
     shutil.copyfile(GOOD, tmp_path / "run.csv")  # what '' would have analysed
-    assert "an empty input path ('') was given" in one_line_error("analyze", "")
+    assert run_command_line(["analyze", "", "-o", "out"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == ["ncu-roofline: error: the inputs argument was given an empty path ('')"]
+    assert captured.out == "" and not (tmp_path / "out").exists()
 
 
 def test_a_fifo_is_refused_at_once_without_opening_it(tmp_path):

@@ -10,6 +10,7 @@ from typing import Iterator, List, Optional
 import typer
 
 from ..core.errors import InputError
+from ..render.outputs import chart_file
 from .common import (
     PATH,
     CEILINGS,
@@ -18,11 +19,11 @@ from .common import (
     GPU,
     GROUP_BY,
     SUMMARY_MD,
-    _formats,
     _precisions,
     chart_link,
     checked_text,
     grouping,
+    output_options,
     path,
     say,
     say_written,
@@ -52,7 +53,8 @@ def analyze(
     chart_url: Optional[str] = CHART_URL,
     json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
                                            help="Write the JSON summary here ('-' for stdout)."),
-    open_html: bool = typer.Option(False, "--open", help="Open roofline.html in a browser (needs -o)."),
+    open_html: bool = typer.Option(False, "--open", help=f"Open {chart_file('analysis', 'html')} in a browser "
+                                                                 "(needs -o)."),
     history_arg: Optional[str] = typer.Option(None, "--history", click_type=PATH,
                                               help="Append this run to the history dataset here."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="The run's id in --history (default: from CI's "
@@ -79,21 +81,20 @@ def analyze(
     verbose: bool = typer.Option(False, "--verbose", help="Run notes in full (with the ncu commands)."),
 ) -> None:
     """Analyse ncu output: rank kernels by the time a perfect kernel would save."""
-    from ..render.bundle import check_distinct_outputs
-    from ..render.outputs import chart_file, names, planned_charts
+    from ..render.outputs import planned_charts
 
     with user_errors():
-        out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
+        # every option is checked before anything is read or written
+        options = output_options("analysis", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
+        out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
         if history is not None:  # a folder, file:// or s3://; another URL is refused here, before any read
             from ..history.location import history_location
 
             history = history_location(history_arg)
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt, out, "analysis")  # every option is checked before anything is read or written
         precisions = _precisions(precision, out)
         chart_link([], None, url=chart_url)  # a malformed --chart-url fails before any input is read
-        check_distinct_outputs(out, names("analysis"), {"--summary-md": summary_md, "--json": json_out})
         groups = grouping(group_by)
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
@@ -118,7 +119,7 @@ def analyze(
             formats=formats, top=top, precisions=precisions), [
             (summary_md, lambda: result.markdown(top=rows or 10, chart=chart_link(planned, summary_md,
                                                                                  url=chart_url))),
-            (json_out, lambda: result.json(top=rows or 10))])
+            (json_out, lambda: result.json(top=rows or 10))], subject="analysis")
         if history is not None:
             result.append_to_history(history, run_id=run_id, labels=labels, replace=replace)
         sys.stdout.write(to_stdout)

@@ -1,5 +1,5 @@
 """`ncu-roofline ceilings [show|template|compare]`: the built-in GPU ceiling table, one GPU's roofs, a --ceilings
-file to fill in, several GPUs side by side."""
+file to fill in, several GPUs side by side; each parses, calls the `modeling` façade, prints."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
     """List the GPUs of the built-in ceiling table."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..modeling import gpu_rows
     from ..render.ceilings.console import gpu_table
-    from ..roofs.gpu_table import list_gpus, load_gpu_table
 
     with user_errors():
-        rows = list_gpus(load_gpu_table())
+        rows = gpu_rows()
         if as_json:
             sys.stdout.write(json.dumps(rows, indent=1, sort_keys=True) + "\n")
         else:
@@ -37,18 +37,15 @@ def ceilings_list(ctx: typer.Context, as_json: bool = _AS_JSON) -> None:
 def ceilings_compare(names: List[str] = typer.Argument(..., help="GPU names or aliases, as in `ceilings`."),
                      as_json: bool = _AS_JSON) -> None:
     """Several GPUs' roofs and ridge points (compute roof / DRAM, FLOP/byte) side by side."""
-    from ..model.compare_gpus import compare_roofs
-    from ..model.place import gpu_roofs
+    from ..modeling import compare_gpus
     from ..render.model.console import roofs_table
-    from ..render.model.json_summary import compare_json
 
     with user_errors():
-        roof_sets = gpu_roofs(names)
-        frame = compare_roofs(roof_sets)
+        result = compare_gpus(names)
         if as_json:
-            sys.stdout.write(compare_json(frame))
+            sys.stdout.write(result.json())
         else:
-            stdout.print(roofs_table(frame))
+            stdout.print(roofs_table(result.frame))
 
 
 @ceilings_app.command("show")
@@ -57,11 +54,11 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
                   sources: bool = typer.Option(False, "--sources", help="Every source URL, formula and caveat.")
                   ) -> None:
     """One GPU's roofs, how each was derived (--sources: with its source and caveats)."""
+    from ..modeling import describe
     from ..render.ceilings.console import gpu_compact_view, gpu_detail_view
-    from ..roofs.gpu_table import describe_gpu, match_gpu
 
     with user_errors():
-        described = describe_gpu(match_gpu(name))
+        described = describe(name)
         if as_json:
             sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
         else:
@@ -74,9 +71,7 @@ def ceilings_template(name: str = typer.Argument(..., help="The GPU's name, as i
                                                             help="Prefill from this report's or export's own "
                                                                  "peaks (.ncu-rep or ncu CSV).")) -> None:
     """Print a --ceilings TOML file for a GPU the table lacks, to fill in (prefilled from a report with --from)."""
-    from ..pipeline.evaluate import report_peaks
-    from ..render.ceilings.template import ceilings_template_text
+    from ..modeling import template
 
     with user_errors():
-        peaks, origin = report_peaks(source) if source else ({}, None)
-        sys.stdout.write(ceilings_template_text(name, peaks, origin))
+        sys.stdout.write(template(name, source))

@@ -11,6 +11,7 @@ import re
 import signal
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
@@ -247,18 +248,45 @@ def path(value: Optional[str], option: str) -> Optional[Path]:
     return None if checked is None else Path(checked)
 
 
+@dataclass(frozen=True)
+class OutputOptions:
+    """A command's output options, checked: `-o`, `--summary-md`, `--json` as paths, the `--format`s."""
+
+    out: Optional[Path]
+    summary_md: Optional[Path]
+    json: Optional[Path]
+    formats: list[str]
+
+
+def output_options(subject: str, out: Optional[str], fmt: Optional[str], *, summary_md: Optional[str] = None,
+                   json: Optional[str] = None) -> OutputOptions:
+    """The one check of a command's output options, before any input is read: each path, `--format` against the
+    subject's files in the registry (it needs -o), and no `--summary-md`/`--json` naming a file `-o` writes."""
+    from ..render.bundle import check_distinct_outputs
+    from ..render.outputs import names
+
+    checked = OutputOptions(path(out, "-o"), path(summary_md, "--summary-md"), path(json, "--json"), [])
+    formats = _formats(fmt, checked.out, subject)
+    check_distinct_outputs(checked.out, names(subject), {"--summary-md": checked.summary_md, "--json": checked.json})
+    return replace(checked, formats=formats)
+
+
 def write_run(inputs: list[Path], out: Optional[Path], bundle: Optional[Callable[[], object]],
-              summaries: list[tuple[Optional[Path], Callable[[], str]]]) -> tuple[list[Path], str]:
+              summaries: list[tuple[Optional[Path], Callable[[], str]]], subject: Optional[str] = None
+              ) -> tuple[list[Path], str]:
     """The run's `-o` bundle and its summary files (`--summary-md`, `--json`), all in place or none.
 
-    Returns the files written into `out` and the text of summaries sent to stdout ('-'), to print afterwards."""
+    Returns the files written into `out`, as the registry lists `subject`'s (render/outputs.listed), and the text
+    of summaries sent to stdout ('-'), to print afterwards."""
     from ..render.bundle import OutputSet, emit_text
+    from ..render.outputs import listed
 
     with OutputSet(inputs) as outputs:
         if out is not None and bundle is not None:
             bundle().stage(outputs, out, inputs)
         printed = [emit_text(outputs, dest, text) for dest, text in summaries]
-        written = [p for p in outputs.commit() if out is not None and p.parent == out]
+        committed = outputs.commit()
+    written = listed(subject, out, committed) if subject is not None and bundle is not None else []
     return written, "".join(text for text in printed if text)
 
 

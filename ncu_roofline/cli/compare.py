@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
+from ..render.outputs import always_written
 from .common import (
     PATH,
     CEILINGS,
@@ -16,11 +17,10 @@ from .common import (
     GPU,
     GROUP_BY,
     SUMMARY_MD,
-    _formats,
     chart_link,
     checked_text,
     grouping,
-    path,
+    output_options,
     say_written,
     stderr,
     stdout,
@@ -40,7 +40,7 @@ def compare(
                                                                     "this many seconds in either run."),
     strict: bool = typer.Option(False, "--strict", help="Refuse runs that are not like for like (exit 2)."),
     out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
-                                          help="Write compare.parquet, .json, .vl.json, .html."),
+                                          help=f"Write {always_written('compare')}."),
     gpu: Optional[str] = GPU,
     ceilings: Optional[str] = CEILINGS,
     clock: str = CLOCK,
@@ -65,18 +65,16 @@ def compare(
     from .. import analyze as run_analysis
     from ..comparison import compare as run_compare
     from ..pipeline.gates import parse_gates
-    from ..render.bundle import check_distinct_outputs
     from ..render.compare.console import print_comparison
     from ..render.compare.json_summary import comparison_json
     from ..render.compare.markdown import comparison_markdown
-    from ..render.outputs import names, planned_charts
+    from ..render.outputs import planned_charts
     from ..render.text.safe_text import for_terminal
 
     with user_errors():
-        out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
+        options = output_options("compare", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
+        out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         ceilings = checked_text(ceilings, "--ceilings")
-        formats = _formats(fmt, out, "compare")
-        check_distinct_outputs(out, names("compare"), {"--summary-md": summary_md, "--json": json_out})
         gates = parse_gates(fail_on)  # a malformed gate fails before any input is read
         chart_link([], None, url=chart_url)  # so does a malformed --chart-url
         groups = grouping(group_by)
@@ -95,7 +93,7 @@ def compare(
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(formats=formats, top=top), [
             (summary_md, lambda: comparison_markdown(result.kernels, result.totals, info, top=rows or 10,
                                                      chart=chart_link(planned, summary_md, "compare", chart_url))),
-            (json_out, lambda: comparison_json(result.kernels, result.totals, info))])
+            (json_out, lambda: comparison_json(result.kernels, result.totals, info))], subject="compare")
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
             print_comparison(result.kernels, result.totals, info, top=rows, console=stdout, wide=wide)

@@ -13,7 +13,8 @@ from typing import List, Optional
 
 import typer
 
-from .common import PATH, SUMMARY_MD, _formats, path, say, say_written, stdout, user_errors, warn, write_run
+from ..render.outputs import always_written
+from .common import PATH, SUMMARY_MD, output_options, path, say, say_written, stdout, user_errors, warn, write_run
 
 
 def history(
@@ -45,7 +46,7 @@ def history(
     rows: int = typer.Option(10, "--rows", min=0, help="Kernels listed in the terminal and the Markdown."),
     top: int = typer.Option(10, "--top", min=1, help="Kernels drawn in the chart."),
     out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
-                                          help="Write history.parquet, .json, the chart."),
+                                          help=f"Write {always_written('history')} here."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
     json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
@@ -62,8 +63,8 @@ def history(
 
         path(directory, "DIRECTORY")  # not empty
         directory = history_location(directory)  # a folder, file:// or s3://; other URLs are refused
-        out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
-        formats = _formats(fmt, out, "history")
+        options = output_options("history", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
+        out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         gates = parse_gates(fail_on)
         labels = parse_labels(label)
         options = BandOptions(window=window, band=band, k=k)
@@ -81,7 +82,7 @@ def history(
         _print_notes(result.notes)
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
             formats=formats, top=top, window=window, band_name=band), [
-            (summary_md, lambda: result.markdown(top=rows or 10)), (json_out, result.json)])
+            (summary_md, lambda: result.markdown(top=rows or 10)), (json_out, result.json)], subject="history")
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
             print_history(result.summary, result.time_wide(), result.gates, runs=len(result.runs),
@@ -93,25 +94,14 @@ def history(
 
 def _print_sql(directory: Path, query: str, json_out: Optional[Path], *, timeout_s: float, memory_limit: str
                ) -> None:
-    from ..history.commits import TABLES
-    from ..history.sql import check_memory_limit, check_query, run_sql, tables_named
-    from ..history.views import connect
     from ..render.history.console import print_frame
-    from ..render.history.json_summary import frame_json
+    from ..trends import sql
 
-    check_memory_limit(memory_limit)
-    check_query(query)
-    notes: list[str] = []
-    con = connect(directory, notes=notes, tables=tables_named(query, TABLES))  # only what the query reads
-    _print_notes(notes)
-    try:
-        frame = run_sql(con, query, timeout_s=timeout_s, memory_limit=memory_limit)
-    finally:
-        con.close()
-    _, to_stdout = write_run([], None, None, [(json_out, lambda: frame_json(frame))])
+    result = sql(directory, query, timeout_s=timeout_s, memory_limit=memory_limit, on_notes=_print_notes)
+    _, to_stdout = write_run([], None, None, [(json_out, result.json)])
     sys.stdout.write(to_stdout)
     if str(json_out) != "-":
-        print_frame(frame, console=stdout)
+        print_frame(result.frame, console=stdout)
 
 
 def _print_notes(notes: list[str]) -> None:
@@ -121,9 +111,9 @@ def _print_notes(notes: list[str]) -> None:
 
 
 def _repair(directory: Path) -> None:
-    from ..history.store import repair_history
+    from ..trends import repair
 
-    removed, migrated, after = repair_history(directory)
+    removed, migrated, after = repair(directory)
     for removed_path in removed:
         say(f"removed {removed_path}", soft_wrap=True)
     for run_id in migrated:

@@ -211,35 +211,26 @@ def history_tool(session: Session, directory: str, *, kernel: Optional[str] = No
     return payload
 
 
-WORKLOADS = ("gemm", "conv2d", "elementwise", "layernorm", "softmax", "llm")
-
-
 def model_tool(session: Session, workload: str, params: dict[str, Any], *, gpus: Optional[list[str]] = None,
                ceilings: Optional[str] = None) -> dict[str, Any]:
     """Analytic points: one workload of model/ (the `model` command's), placed on the GPUs' roofs."""
-    from ..model import llm, workloads
-    from ..model.place import gpu_roofs, place
-    from ..render.model.json_summary import model_json
+    from ..modeling import model, workload as count
 
-    if workload not in WORKLOADS:
-        raise InputError(None, f"workload {workload!r} is not one of {', '.join(WORKLOADS)}")
-    count = llm.llm if workload == "llm" else getattr(workloads, workload)
     try:
-        work = [count(**params)]
+        work = count(workload, **params)
     except TypeError as error:  # a parameter the workload has not, or one missing
         raise InputError(None, f"model {workload}: {error}") from None
     user = str(session.roots.check(ceilings, "ceilings")) if ceilings else None
-    placed = place(work, gpu_roofs(list(gpus or []), user))
-    return json.loads(model_json(placed.points, placed.metadata))
+    return json.loads(model(work, list(gpus or []), user).json())
 
 
 def ceilings_tool(session: Session, gpu: Optional[str] = None) -> Any:
     """The built-in GPU table (no `gpu`), or one GPU's roofs with their sources."""
-    from ..roofs.gpu_table import describe_gpu, list_gpus, load_gpu_table, match_gpu
+    from ..modeling import describe, gpu_rows
 
     if gpu is None:
-        return {"gpus": list_gpus(load_gpu_table())}
-    return describe_gpu(match_gpu(gpu))
+        return {"gpus": gpu_rows()}
+    return describe(gpu)
 
 
 def build_server(roots: Roots):

@@ -1,7 +1,8 @@
-"""`ncu-roofline model ...` and `ncu-roofline ceilings compare`: parse, call `model/`, hand the result to render/.
+"""`ncu-roofline model ...`: parse, call the `modeling` façade (`workload`/`read_points`, then `model`), write its
+bundle, print.
 
 Every `model` command takes the same output options as `analyze`: a terminal table, `--json FILE|-`, `-o DIR`
-(model.parquet, model.vl.json, model.html) and `--format svg,png`; `--gpu` is repeatable and `--ceilings FILE`
+(the model files render/outputs.py registers) and `--format svg,png`; `--gpu` is repeatable and `--ceilings FILE`
 adds a GPU described by a user file.
 """
 
@@ -13,6 +14,7 @@ from typing import List, Optional
 
 import typer
 
+from ..render.outputs import always_written
 from .common import PATH
 
 model_app = typer.Typer(no_args_is_help=True, help="Analytic roofline points: FLOPs and minimum DRAM bytes of "
@@ -29,30 +31,24 @@ def _gpu_option() -> list[str]:
 def _emit(work, gpus: list[str], ceilings: Optional[str], json_arg: Optional[str], out_arg: Optional[str],
           fmt: Optional[str], inputs: list[Path] = ()) -> None:
     """Place the points on every GPU asked for, write the JSON and `-o` files as one set, print the table."""
-    from ..model.place import gpu_roofs, place
-    from ..render.bundle import check_distinct_outputs
+    from ..modeling import model
     from ..render.model.console import model_table
-    from ..render.model.json_summary import model_json
-    from ..render.model.outputs import model_bundle
-    from ..render.outputs import names
-    from .common import _formats, checked_text, path, say_written, stdout, user_errors, write_run
+    from .common import checked_text, output_options, say_written, stdout, user_errors, write_run
 
     with user_errors():
-        json_out, out = path(json_arg, "--json"), path(out_arg, "-o")
-        formats = _formats(fmt, out, "model")
-        check_distinct_outputs(out, names("model"), {"--json": json_out})
-        placed = place(work, gpu_roofs(gpus, checked_text(ceilings, "--ceilings")))
-        written, to_stdout = write_run(list(inputs), out, lambda: model_bundle(
-            placed.points, placed.peaks_by_gpu, metadata=placed.metadata, formats=formats),
-            [(json_out, lambda: model_json(placed.points, placed.metadata))])
+        options = output_options("model", out_arg, fmt, json=json_arg)
+        out, json_out, formats = options.out, options.json, options.formats
+        result = model(work, gpus, checked_text(ceilings, "--ceilings"), inputs=inputs)
+        written, to_stdout = write_run(list(inputs), out, lambda: result.bundle(formats=formats),
+                                       [(json_out, result.json)], subject="model")
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
-            stdout.print(model_table(placed.points, width=stdout.width))
+            stdout.print(model_table(result.points, width=stdout.width))
             say_written(written)
 
 
 _JSON = typer.Option(None, "--json", click_type=PATH, help="Write the points as JSON here ('-' for stdout).")
-_OUT = typer.Option(None, "-o", "--out", click_type=PATH, help="Write model.parquet and the chart here.")
+_OUT = typer.Option(None, "-o", "--out", click_type=PATH, help=f"Write {always_written('model')} here.")
 _FMT = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o).")
 _CEIL = typer.Option(None, "--ceilings", click_type=PATH, help=CEILINGS_HELP)
 
@@ -65,11 +61,11 @@ def gemm(m: int = typer.Option(..., "--m"), n: int = typer.Option(..., "--n"), k
          gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
          out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """C[m,n] = A[m,k]·B[k,n]: 2·m·n·k FLOP over (m·k + k·n + m·n)·size bytes."""
-    from ..model.workloads import gemm as count
+    from ..modeling import workload
     from .common import user_errors
 
     with user_errors():
-        work = [count(m, n, k, dtype.lower(), batch=batch, tf32=tf32)]
+        work = workload("gemm", m, n, k, dtype.lower(), batch=batch, tf32=tf32)
     _emit(work, gpu, ceilings, json_out, out, fmt)
 
 
@@ -83,12 +79,12 @@ def conv2d(batch: int = typer.Option(1, "--batch"), height: int = typer.Option(.
            gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
            out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """Direct 2-D convolution (NHWC, groups 1, no bias): every input, weight and output element moved once."""
-    from ..model.workloads import conv2d as count
+    from ..modeling import workload
     from .common import user_errors
 
     with user_errors():
-        work = [count(batch, height, width, in_channels, out_channels, kernel_size, stride=stride,
-                      padding=padding, dtype=dtype.lower())]
+        work = workload("conv2d", batch, height, width, in_channels, out_channels, kernel_size, stride=stride,
+                        padding=padding, dtype=dtype.lower())
     _emit(work, gpu, ceilings, json_out, out, fmt)
 
 
@@ -100,12 +96,12 @@ def elementwise(elements: int = typer.Option(..., "--elements"), inputs: int = t
                 gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
                 out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """An element-wise map: elements·flop_per_element FLOP over elements·(inputs + outputs)·size bytes."""
-    from ..model.workloads import elementwise as count
+    from ..modeling import workload
     from .common import user_errors
 
     with user_errors():
-        work = [count(elements, inputs=inputs, outputs=outputs, flop_per_element=flop_per_element,
-                      dtype=dtype.lower())]
+        work = workload("elementwise", elements, inputs=inputs, outputs=outputs,
+                        flop_per_element=flop_per_element, dtype=dtype.lower())
     _emit(work, gpu, ceilings, json_out, out, fmt)
 
 
@@ -115,11 +111,11 @@ def layernorm(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(
               gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
               out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """LayerNorm over the last dimension: 8 FLOP per element, x and y moved once, gamma and beta read once."""
-    from ..model.workloads import layernorm as count
+    from ..modeling import workload
     from .common import user_errors
 
     with user_errors():
-        work = [count(rows, cols, dtype.lower())]
+        work = workload("layernorm", rows, cols, dtype.lower())
     _emit(work, gpu, ceilings, json_out, out, fmt)
 
 
@@ -129,11 +125,11 @@ def softmax(rows: int = typer.Option(..., "--rows"), cols: int = typer.Option(..
             gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
             out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """Softmax over the last dimension: 5 FLOP per element, x and y moved once."""
-    from ..model.workloads import softmax as count
+    from ..modeling import workload
     from .common import user_errors
 
     with user_errors():
-        work = [count(rows, cols, dtype.lower())]
+        work = workload("softmax", rows, cols, dtype.lower())
     _emit(work, gpu, ceilings, json_out, out, fmt)
 
 
@@ -152,13 +148,13 @@ def llm(params: float = typer.Option(..., "--params", help="Parameter count, e.g
         gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
         out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """A transformer forward step: 2 FLOP per parameter per token over the weights (+ the KV cache) once."""
-    from ..model.llm import llm as count
+    from ..modeling import workload
     from .common import user_errors
 
     with user_errors():
-        work = [count(params, phase=phase, batch=batch, seq=seq, dtype=dtype.lower(),
-                      weight_dtype=weight_dtype.lower() if weight_dtype else None, layers=layers, hidden=hidden,
-                      kv_heads=kv_heads, head_dim=head_dim)]
+        work = workload("llm", params, phase=phase, batch=batch, seq=seq, dtype=dtype.lower(),
+                        weight_dtype=weight_dtype.lower() if weight_dtype else None, layers=layers, hidden=hidden,
+                        kv_heads=kv_heads, head_dim=head_dim)
     _emit(work, gpu, ceilings, json_out, out, fmt)
 
 
@@ -170,7 +166,7 @@ def points(file: Path = typer.Argument(..., click_type=PATH,
            gpu: List[str] = _gpu_option(), ceilings: Optional[str] = _CEIL, json_out: Optional[str] = _JSON,
            out: Optional[str] = _OUT, fmt: Optional[str] = _FMT) -> None:
     """FLOP and byte counts made elsewhere (thop, fvcore, PyTorch's FLOP counter, by hand)."""
-    from ..model.points import read_points
+    from ..modeling import read_points
     from .common import user_errors
 
     with user_errors():

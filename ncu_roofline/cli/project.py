@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..render.outputs import always_written
 from .common import CEILINGS, CLOCK, GPU, GROUP_BY, PATH, SUMMARY_MD
 
 
@@ -30,7 +31,7 @@ def project(
     rows: int = typer.Option(10, "--rows", min=1, help="Kernel groups listed in the terminal."),
     top: int = typer.Option(20, "--top", min=1, help="Kernel groups drawn in the chart."),
     out_arg: Optional[str] = typer.Option(None, "-o", "--out", click_type=PATH,
-                                          help="Write projection.parquet and the chart here."),
+                                          help=f"Write {always_written('projection')} here."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Extra chart formats: svg,png (needs -o)."),
     summary_md_arg: Optional[str] = SUMMARY_MD,
     json_arg: Optional[str] = typer.Option(None, "--json", click_type=PATH,
@@ -38,37 +39,28 @@ def project(
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """What this run would take on other GPUs: the measured work on their roofs, as two stated models."""
-    from ..render.bundle import check_distinct_outputs
-    from ..render.outputs import names
-    from .common import _formats, checked_text, grouping, path, say, say_written, stdout, user_errors, write_run
+    from .common import checked_text, grouping, output_options, say, say_written, stdout, user_errors, write_run
 
     with user_errors():
-        out, summary_md, json_out = path(out_arg, "-o"), path(summary_md_arg, "--summary-md"), path(json_arg, "--json")
-        formats = _formats(fmt, out, "projection")
-        check_distinct_outputs(out, names("projection"), {"--summary-md": summary_md, "--json": json_out})
+        options = output_options("projection", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
+        out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         groups = grouping(group_by)
         targets = [checked_text(t, "--to") for t in to]
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         _targets(targets)  # an unknown target fails before any input is read
         from .. import analyze as run_analysis
+        from ..analysis import project as run_projection
 
         result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups, kernel=kernel,
                               exclude=exclude, nsys=nsys, nsys_device=nsys_device)
-        projection = result.project(targets)
-        _refuse(projection, inputs, partial=partial)
-        from ..projection.project import ASSUMPTIONS
-        from ..render.projection.console import projection_markdown, projection_table, run_lines, status_lines
-        from ..render.projection.json_summary import projection_json
-        from ..render.projection.outputs import projection_bundle
+        projected = run_projection(result, targets)
+        projection = projected.projection
+        _refuse(projected, inputs, partial=partial)
+        from ..render.projection.console import projection_table, run_lines, status_lines
 
-        written, to_stdout = write_run(result.input_paths, out, lambda: projection_bundle(
-            projection.kernels, result.kernels, projection.source_gpu, projection.source_peaks,
-            projection.peaks_by_gpu, metadata=projection.metadata, formats=tuple(formats), top=top), [
-            (summary_md, lambda: projection_markdown(projection.kernels, projection.runs,
-                                                     source_gpu=projection.source_gpu,
-                                                     inputs=[f.path for f in result.inputs],
-                                                     assumptions=ASSUMPTIONS, top=rows)),
-            (json_out, lambda: projection_json(projection.kernels, projection.runs, projection.metadata))])
+        written, to_stdout = write_run(projected.input_paths, out, lambda: projected.bundle(formats=formats, top=top),
+                                       [(summary_md, lambda: projected.markdown(top=rows)), (json_out, projected.json)],
+                                       subject="projection")
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":
             shown = min(rows, len(result.kernels))
@@ -85,24 +77,24 @@ def project(
 def _targets(names: list[str]):
     """Every --to checked before the profile is read: table rows by name, `.toml` files as ceilings files."""
     from ..core.errors import InputError
-    from ..projection.project import target_roofs
+    from ..analysis import check_targets
 
     try:
-        return target_roofs(names)
+        return check_targets(names)
     except InputError as error:  # the table's advice names --gpu; here the option is --to
         raise InputError(error.path, error.message.replace("pass --gpu", "pass --to")
                          .replace("--ceilings FILE.toml", "--to FILE.toml")) from None
 
 
-def _refuse(projection, inputs: list[str], *, partial: bool) -> None:
+def _refuse(projected, inputs: list[str], *, partial: bool) -> None:
     """Exit 2 with one line where a target can take nothing, or (without --partial) lacks a roof some work needs."""
     from ..core.errors import InputError
-    from ..projection.project import refuse_unplaceable
 
     source = inputs[0] if len(inputs) == 1 else None
-    refuse_unplaceable(projection.kernels, projection.runs, source)
+    projected.refuse_unplaceable(source)
     if partial:
         return
+    projection = projected.projection
     lacking = projection.kernels[projection.kernels["status"].str.contains("not projectable", regex=False)]
     if len(lacking):
         first = lacking.iloc[0]

@@ -116,8 +116,10 @@ PEAK_COLUMNS: tuple[str, ...] = tuple(t.peak for t in TERMS)
 ROOF_COLUMNS: tuple[str, ...] = (*PEAK_COLUMNS, *TENSOR_PEAK_COLUMNS)
 # Every term of a speed of light: the seven, then the tensor types (which replace `tensor` where a capture splits).
 ALL_TERMS: tuple[Term, ...] = (*TERMS, *TENSOR_TERMS)
+# The quantities a roofline places a launch by (work, then traffic): what "counted" means everywhere.
+COUNTED_COLUMNS: tuple[str, ...] = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 # Quantities the catalogue defines per launch, in derivation order.
-DERIVED_QUANTITIES: tuple[str, ...] = ("time_s", *WORK_COLUMNS, *TRAFFIC_COLUMNS)
+DERIVED_QUANTITIES: tuple[str, ...] = ("time_s", *COUNTED_COLUMNS)
 DEF_COLUMNS: tuple[str, ...] = tuple(def_column(q) for q in DERIVED_QUANTITIES)
 
 # Whether a speed of light counted every term the GPU has (bool): where false, `t_sol_s` is a lower bound, so

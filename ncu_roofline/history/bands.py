@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
-from ..pipeline.gates import OPERATORS, Gate, GateResult, plain_value
+from ..core.values import plain_value
+from ..pipeline.gates import Gate, GateResult
 
 BANDS = ("minmax", "mad")
 MAD_TO_SIGMA = 1.4826
@@ -122,15 +123,6 @@ def outside(value, low, high) -> tuple[np.ndarray, np.ndarray]:
     return change, pct
 
 
-def fails(gate: Gate, change: np.ndarray, pct: np.ndarray) -> np.ndarray:
-    """Gate.fails over arrays: 1.0 failed, 0.0 passed, NaN not judged (the value is unknown)."""
-    value = np.asarray(pct if gate.relative else change, dtype="float64")
-    judged = np.isfinite(value)
-    failed = np.zeros(value.shape, bool)
-    failed[judged] = OPERATORS[gate.op](value[judged], gate.threshold)
-    return np.where(judged, failed.astype("float64"), np.nan)
-
-
 def judge(gate: Gate, wide: pd.DataFrame, identity: pd.DataFrame, run_ids: list[str],
           options: BandOptions) -> tuple[GateResult, pd.DataFrame]:
     """Check one gate on `wide` (one row per series, one column per run index, oldest first; the last column is
@@ -145,7 +137,7 @@ def judge(gate: Gate, wide: pd.DataFrame, identity: pd.DataFrame, run_ids: list[
     low, high = bands(window, options)
     newest = values[:, newest_col] if newest_col >= 0 else np.full(len(wide), np.nan)
     change, pct = outside(newest, low, high)
-    verdict = fails(gate, change, pct)
+    verdict = gate.verdicts(change, pct)
     table = pd.DataFrame({"series_id": wide.index, "low": low, "high": high, "newest": newest, "change": change,
                           "change_pct": pct,
                           "failed": pd.array([None if np.isnan(v) else bool(v) for v in verdict], dtype="boolean"),
@@ -176,7 +168,7 @@ def _since(gate: Gate, values: np.ndarray, options: BandOptions) -> int | None:
         reference = values[max(0, candidate - options.window):candidate]
         low, high = band_of(reference, options)
         streak = values[candidate:newest + 1]
-        if not (fails(gate, *outside(streak, low, high)) == 1.0).all():
+        if not (gate.verdicts(*outside(streak, low, high)) == 1.0).all():
             break
         start = candidate
     return start

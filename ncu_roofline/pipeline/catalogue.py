@@ -346,6 +346,15 @@ def load_catalogue(path: Path | None = None) -> Catalogue:
 
 
 LIMITERS_FILE = "limiters.toml"
+# `--clock`: the SM clock the roofs are put at, as the catalogue quantity that holds it per launch.
+SM_CLOCKS = {"measured": "sm_clock_hz", "max": "max_sm_clock_hz"}
+
+
+def sm_clock_hz(frame: pd.DataFrame | Columns, catalogue: Catalogue, clock: str = "measured") -> np.ndarray:
+    """Per launch, the SM clock (Hz) that `clock` names: the one measured during the launch, or ('max') the
+    device's maximum; NaN where the export lacks it. The one place a clock is picked (roofs, the instruction roof,
+    the run notes)."""
+    return pick_definition(frame, catalogue.definitions(SM_CLOCKS[clock])).values
 
 
 @cache

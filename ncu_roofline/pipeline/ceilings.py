@@ -32,7 +32,7 @@ from ..core.vocabulary import (
     display,
     tensor_peak_column,
 )
-from .catalogue import Catalogue, Columns, as_columns, pick_definition
+from .catalogue import SM_CLOCKS, Catalogue, Columns, as_columns, pick_definition, sm_clock_hz
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.
@@ -119,13 +119,12 @@ def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNo
     n = raw.n
     if clock == "measured":
         return np.ones(n)
-    measured = pick_definition(raw, catalogue.definitions("sm_clock_hz")).values
-    maximum = pick_definition(raw, catalogue.definitions("max_sm_clock_hz")).values
+    measured, maximum = sm_clock_hz(raw, catalogue), sm_clock_hz(raw, catalogue, "max")
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = maximum / measured
     unknown = ~np.isfinite(scale)
     needs = [" or ".join(i for d in catalogue.definitions(q) for i in d.expr.inputs)
-             for q in ("max_sm_clock_hz", "sm_clock_hz")]
+             for q in (SM_CLOCKS["max"], SM_CLOCKS["measured"])]
     notes.add(unknown, f"clock max unknown (needs {' and '.join(needs)}); report roofs at the measured clock")
     return np.where(unknown, 1.0, scale)
 
@@ -168,8 +167,7 @@ def _on_report_clock(columns: Columns, catalogue: Catalogue, clock: str, user_pe
     mixed = has_report & fills
     if not mixed.any():
         return table_peaks, labels
-    target = pick_definition(columns, catalogue.definitions("max_sm_clock_hz" if clock == "max"
-                                                            else "sm_clock_hz")).values
+    target = sm_clock_hz(columns, catalogue, clock)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = target / table_clock
     known = mixed & np.isfinite(factor) & (factor > 0)

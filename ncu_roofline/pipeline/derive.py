@@ -14,21 +14,17 @@ import pandas as pd
 
 from ..core.status import StatusNotes
 from ..core.vocabulary import (
+    COUNTED_COLUMNS,
     DERIVED_QUANTITIES,
     LEVEL_PARENTS,
     LEVELS,
     TENSOR_FLOP_COLUMNS,
-    TRAFFIC_COLUMNS,
     WORK_COLUMNS,
     ai_column,
     bytes_column,
     def_column,
 )
 from .catalogue import Catalogue, Columns, as_columns, pick_definition
-
-# The quantities a roofline places a launch by; one that a whole capture lacks is a run note (see `Gap`).
-COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
-
 
 
 @dataclass(frozen=True)
@@ -59,7 +55,8 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
         missing = np.isnan(picked.values)
-        wide = _everywhere(missing, sources) if quantity in COUNTED and gaps is not None \
+        # a counted quantity that a whole capture lacks is a run note (`Gap`), not a note on every launch
+        wide = _everywhere(missing, sources) if quantity in COUNTED_COLUMNS and gaps is not None \
             else np.zeros(len(frame), dtype=bool)
         notes.add_coded(missing & ~wide, picked.missing_codes,
                         [f"missing {quantity} ({text})" for text in picked.missing_texts])

@@ -14,7 +14,7 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.launch_table import IDENTITY_COLUMNS
 from ..core.status import StatusNotes
-from ..core.vocabulary import PEAK_COLUMNS, TRAFFIC_COLUMNS, WORK_COLUMNS
+from ..core.vocabulary import COUNTED_COLUMNS, PEAK_COLUMNS
 from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
 from .derive import Gap, derive_quantities
@@ -23,7 +23,6 @@ from .rank import speed_of_light
 
 COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
                 "`ncu-roofline metrics` for the --metrics list")
-COUNTED = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 
 
 def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
@@ -46,12 +45,12 @@ def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,
         notes.add_column(frame["reader_notes"])
     first_gap = len(gaps) if gaps is not None else 0
     derived = derive_quantities(frame, catalogue, notes, gaps)
-    nothing = derived[list(COUNTED)].isna().all(axis=1).to_numpy().copy()
+    nothing = derived[list(COUNTED_COLUMNS)].isna().all(axis=1).to_numpy().copy()
     if gaps is not None:  # a source without any counter: said once for the run
         found: dict[str, int] = {}
         for gap in gaps[first_gap:]:
-            found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED)
-        bare = [source for source, count in found.items() if count == len(COUNTED)]
+            found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED_COLUMNS)
+        bare = [source for source, count in found.items() if count == len(COUNTED_COLUMNS)]
         nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
     notes.add(nothing, COLLECT_HINT)
     return derived, notes
@@ -86,7 +85,7 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
     for source, rows in raw.groupby("source_file", sort=True):
         present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
                          and rows[c].notna().any())
-        if source in reports or any(catalogue.counts_work(name, COUNTED) for name in present):
+        if source in reports or any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
             continue
         from .collect import metrics_flag
 

@@ -36,9 +36,11 @@ from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Literal
 
+import numpy as np
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.values import plain_value
 from ..core.vocabulary import AI_OFF_CHIP, APP_GPU_TIME, APP_HEADROOM, APP_TIME
 
 # with --nsys on both sides also the app columns (per kernel) and the run's GPU time (total: scope)
@@ -85,12 +87,19 @@ class Gate:
     relative: bool
     unit: str = "%"  # as written: "%", "pt" or the metric's unit ("us", "GFLOP/s", ...)
 
+    def verdicts(self, change: object, change_pct: object) -> np.ndarray:
+        """Per value: 1.0 where the change is beyond the threshold, 0.0 where not, NaN where it cannot be judged
+        (unknown or infinite). The one evaluation of a gate: compare's kernels and totals, history's bands."""
+        value = _floats(change_pct if self.relative else change)
+        judged = np.isfinite(value)
+        failed = np.zeros(value.shape, bool)
+        failed[judged] = OPERATORS[self.op](value[judged], self.threshold)
+        return np.where(judged, failed.astype("float64"), np.nan)
+
     def fails(self, change: float, change_pct: float) -> bool | None:
         """True when the change is beyond the threshold, False when not, None when it cannot be judged."""
-        value = change_pct if self.relative else change
-        if value is None or pd.isna(value) or not math.isfinite(float(value)):
-            return None
-        return bool(OPERATORS[self.op](float(value), self.threshold))
+        verdict = float(self.verdicts([change], [change_pct])[0])
+        return None if math.isnan(verdict) else verdict == 1.0
 
     @property
     def column(self) -> str:
@@ -176,26 +185,22 @@ def evaluate_gates(gates: Iterable[Gate], kernels: pd.DataFrame, totals: pd.Data
                                       failures=failures))
             continue
         in_scope = kernels[kernels["gated"].to_numpy(dtype=bool)]
-        outcome = [gate.fails(change, pct) for change, pct in
-                   zip(in_scope[f"{gate.metric}_change"], in_scope[f"{gate.metric}_change_pct"])]
-        failing = in_scope[[bool(o) for o in outcome]]
+        outcome = gate.verdicts(in_scope[f"{gate.metric}_change"], in_scope[f"{gate.metric}_change_pct"])
+        failing = in_scope[outcome == 1.0]
         failures = [{
             "kernel_name": plain_value(row["kernel_name"]), "grid": plain_value(row["grid_head"]),
             "block": plain_value(row["block_head"]), "nvtx_range": plain_value(row.get("nvtx_range_head")),
             "base": plain_value(row[f"{gate.metric}_base"]), "head": plain_value(row[f"{gate.metric}_head"]),
             "change": plain_value(row[f"{gate.metric}_change"]), "change_pct": plain_value(row[f"{gate.metric}_change_pct"]),
         } for _, row in failing.iterrows()]
-        results.append(GateResult(gate, checked=sum(o is not None for o in outcome),
-                                  skipped=sum(o is None for o in outcome), failures=failures))
+        results.append(GateResult(gate, checked=int(np.isfinite(outcome).sum()),
+                                  skipped=int(np.isnan(outcome).sum()), failures=failures))
     return results
 
 
-def plain_value(value: object) -> object:
-    """Python scalars (None for missing), so results serialise and compare simply."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()  # type: ignore[union-attr]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+def _floats(values: object) -> np.ndarray:
+    """Changes as float64 (None, NA and text that is no number as NaN): what `Gate.verdicts` compares."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:
+        return values
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)

@@ -31,7 +31,7 @@ from ..core.vocabulary import (
     ii_column,
     txn_column,
 )
-from .catalogue import Catalogue, as_columns, pick_definition
+from .catalogue import Catalogue, as_columns, pick_definition, sm_clock_hz
 from .limiter_rules import RULES, LimiterSettings, limiter_settings
 from .limiter_rules.registry import ratio as _ratio
 
@@ -180,10 +180,10 @@ def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogu
 
     `clock="max"` (`--clock max`) puts the instruction roof on the device's maximum SM clock, as the other roofs."""
     inputs = limiter_inputs(raw, catalogue)
-    measured = _clock(raw, catalogue, "sm_clock_hz")
+    measured = sm_clock_hz(raw, catalogue)
     peak = peak_warp_gips(inputs.assign(sm_clock_hz=measured), raw, devices)
     if clock == "max":
-        scale = _clock(raw, catalogue, "max_sm_clock_hz") / measured
+        scale = sm_clock_hz(raw, catalogue, "max") / measured
         peak = np.where(np.isfinite(scale), peak * scale, peak)
     inputs["peak_warp_gips"] = peak
     frame = pd.concat([values, inputs], axis=1)
@@ -232,11 +232,6 @@ def agrees_with_ncu(limiter: object, ncu_verdict: object) -> bool | None:
         return None
     table = limiter_settings().rules.get(str(limiter), {})
     return ncu_verdict in table.get("ncu", ())
-
-
-def _clock(raw: pd.DataFrame, catalogue: Catalogue, quantity: str) -> np.ndarray:
-    defs = catalogue.definitions(quantity)
-    return pick_definition(raw, defs).values if defs else np.full(len(raw), np.nan)
 
 
 def group_limiters(groups: pd.DataFrame, catalogue: Catalogue | None = None) -> pd.DataFrame:

@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.status import is_by_name
-from ..core.vocabulary import TERMS, TRAFFIC_COLUMNS, UNKNOWN_LIMITER, WORK_COLUMNS, counted, display
+from ..core.vocabulary import COUNTED_COLUMNS, TERMS, UNKNOWN_LIMITER, WORK_COLUMNS, counted, display
 from .derive import Gap
 
-ROOFLINE_QUANTITIES = (*WORK_COLUMNS, *TRAFFIC_COLUMNS)
 _TERM_KEY = {term.amount: term.key for term in TERMS}  # "flop_fp16" -> "fp16"
 REPORT_COLLECT = "profile with `ncu --set roofline` (ncu 2023+) or `ncu --set full`"
 
@@ -39,13 +38,13 @@ def gap_notes(gaps: list[Gap], reports: set[str]) -> list[str]:
         by_source[gap.source].append(gap)
     notes = []
     for source in sorted(by_source):
-        found = [g for g in by_source[source] if g.quantity in ROOFLINE_QUANTITIES]
+        found = [g for g in by_source[source] if g.quantity in COUNTED_COLUMNS]
         if not found:
             continue
         needs = [name for g in found for name in g.needs]
         report = source in reports
         command = collect_command(needs, report=report) if needs else REPORT_COLLECT
-        if len(found) == len(ROOFLINE_QUANTITIES):
+        if len(found) == len(COUNTED_COLUMNS):
             how = f"{REPORT_COLLECT}, or {command}" if report else command
             notes.append(f"{source}: no FLOP or byte counters in the capture ({counted(found[0].launches, 'launch', 'launches')}): {how}")
             continue
@@ -67,7 +66,7 @@ def unplaced_kernels(kernels: pd.DataFrame, launches: pd.DataFrame,
     if not unknown.any():
         return 0, []
     rows = launches[unplaced(launches)]
-    counted = rows[[*WORK_COLUMNS, *TRAFFIC_COLUMNS]].notna().any(axis=1).to_numpy()
+    counted = rows[list(COUNTED_COLUMNS)].notna().any(axis=1).to_numpy()
     # a launch row aligned by name holds no values of its own: its kernel's sums tell the cause
     placeholder = is_by_name(rows["status"]) & ~counted
     rows, counted = rows[~placeholder], counted[~placeholder]

@@ -23,7 +23,7 @@ from ..core.status import StatusNotes
 from ..core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS, RESULT_COLUMNS
 from ..readers import read_inputs
 from .by_name import BY_NAME_COLUMN, by_name_placeholders, by_name_rows
-from .catalogue import Catalogue
+from .catalogue import SM_CLOCKS, Catalogue
 from .ceilings import CeilingOptions, resolve_devices
 from .derive import Gap
 from .evaluate import attach_roofs, derive_launches, place_launches, refuse_without_roofline_metrics
@@ -55,7 +55,7 @@ class AnalysisOptions:
     nsys_device: int | None = None
 
     def __post_init__(self) -> None:
-        if self.clock not in {"measured", "max"}:
+        if self.clock not in SM_CLOCKS:
             raise InputError(None, f"--clock must be 'measured' or 'max', not {self.clock!r}")
         if self.group_by not in GROUP_BY:
             raise InputError(None, f"--group-by must be 'kernel', 'nvtx' or 'op', not {self.group_by!r}")
@@ -258,9 +258,9 @@ def _max_clock_hz(raw: pd.DataFrame, catalogue: Catalogue) -> float | None:
     """The export's maximum SM clock (median over launches): it can tell apart GPUs of one compute capability."""
     import numpy as np
 
-    from .catalogue import pick_definition
+    from .catalogue import sm_clock_hz
 
-    values = pick_definition(raw, catalogue.definitions("max_sm_clock_hz")).values
+    values = sm_clock_hz(raw, catalogue, "max")
     return float(np.nanmedian(values)) if np.isfinite(values).any() else None
 
 

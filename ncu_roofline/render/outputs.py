@@ -94,6 +94,13 @@ def chart_set(subject: str, formats: Iterable[str]) -> list[str]:
     return [*ALWAYS_CHARTS, *(f for f in chart_formats(formats, subject) if f in drawn and f not in ALWAYS_CHARTS)]
 
 
+def always_written(subject: str) -> str:
+    """'compare.parquet, compare.json, compare.vl.json, compare.html': the files `-o` always holds of the subject
+    (main files, not `--format`'s), as a command's help names them."""
+    return ", ".join(o.name for o in OUTPUTS if o.subject == subject and not o.on_request
+                     and (o.kind != "chart" or o in main_chart(subject)))
+
+
 def stem(output: OutputFile) -> str:
     """'kernels' for kernels.parquet: what a builder looks the file's table up by."""
     return output.name[: -len(output.format) - 1]
@@ -117,6 +124,16 @@ def planned_charts(subject: str, outdir: Path | None, formats: Iterable[str]) ->
     wanted = set(formats)
     return [] if outdir is None else [Path(outdir) / o.name for o in main_chart(subject)
                                       if not o.on_request or o.format in wanted]
+
+
+def listed(subject: str, outdir: Path | None, committed: Iterable[Path]) -> list[Path]:
+    """What `-o outdir` holds of this run, as the registry lists the subject's files (tables, summary, each chart
+    in its formats); a file the registry has no row for (a `--precision` chart) follows in the order written."""
+    if outdir is None:
+        return []
+    order = {name: position for position, name in enumerate(names(subject))}
+    inside = [Path(p) for p in committed if Path(p).parent == Path(outdir)]
+    return sorted(inside, key=lambda p: order.get(p.name, len(order)))
 
 
 def linked_chart(subject: str, written: Iterable[Path]) -> Path | None:

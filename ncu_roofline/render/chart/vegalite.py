@@ -9,10 +9,11 @@ JSON schema in the tests, and handed to notebook users as Altair charts by `as_a
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
+
+from ...core.values import plain_value
 
 VEGALITE_VERSION = "6.4.1"
 VL_CONVERT_VERSION = "v6_4"  # vl-convert's name for that version (bundle, SVG and PNG)
@@ -26,16 +27,7 @@ Spec = dict[str, Any]
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """A frame's rows as JSON values: numpy scalars as Python numbers, NaN, ±inf and NA as null."""
-    def clean(value: Any) -> Any:
-        if value is None or value is pd.NA or value is pd.NaT:
-            return None
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if hasattr(value, "item"):  # a numpy scalar left in an object column
-            return clean(value.item())
-        return value
-
-    return [{str(k): clean(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    return [{str(k): plain_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
 def channel(shorthand: str, **properties: Any) -> Spec:

@@ -1,27 +1,16 @@
-"""JSON-safe values every JSON summary shares (analysis, compare, history, model): the schema version, one cleaner
-for NaN/inf/numpy values, records of chosen fields."""
+"""JSON-safe values every JSON summary shares (analysis, compare, history, model): the schema version, the one
+cleaner for NaN/inf/numpy values (`clean`, core/values.py's `plain_value`), records of chosen fields."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 
+from ...core.values import plain_value as clean
 from ...pipeline.gates import GateResult
 
 JSON_SCHEMA_VERSION = 1
-
-
-def clean(value: Any) -> Any:
-    """JSON-safe scalars: NaN/NA -> null, numpy -> Python."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def records(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[dict[str, Any]]:
