@@ -25,7 +25,7 @@ class History:
     """A history folder's runs, series, summary and gate results (history/report.py), with its outputs."""
 
     report: Report
-    directory: Path
+    directory: Path  # or a bucket's location (history/location.py)
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -112,7 +112,7 @@ def trends(directory: str | Path, *, kernel: str | None = None, last: int | None
 
     report = load_history(directory, kernel=kernel, last=last, labels=labels, gates=gates, band=band,
                           min_time_s=min_time_s)
-    return History(report, Path(directory))
+    return History(report, Path(directory) if isinstance(directory, str) else directory)  # a folder or a bucket
 
 
 @dataclass(frozen=True)

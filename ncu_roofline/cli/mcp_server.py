@@ -186,19 +186,13 @@ def history_tool(session: Session, directory: str, *, kernel: Optional[str] = No
 
     folder = session.roots.check(directory, "directory")
     if sql is not None:
-        from ..history.commits import TABLES
-        from ..history.sql import check_query, run_sql, tables_named
-        from ..history.views import connect
-        from ..render.history.json_summary import frame_json
+        from ..history.sql import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S
+        from ..trends import sql as run_query
 
-        check_query(sql)  # the CLI's own checks and limits: an empty query, time and memory bounds
-        notes: list[str] = []
-        con = connect(folder, notes=notes, tables=tables_named(sql, TABLES))
-        try:
-            frame = run_sql(con, sql)  # the default time and memory limits (history/sql.py)
-        finally:
-            con.close()
-        rows = json.loads(frame_json(frame))
+        notes: list[str] = []  # the CLI's own checks and limits: an empty query, time and memory bounds
+        answer = run_query(folder, sql, timeout_s=SQL_TIMEOUT_S, memory_limit=SQL_MEMORY_LIMIT,
+                           on_notes=notes.extend)
+        rows = json.loads(answer.json())
         shown, next_cursor = page(rows, cursor, limit)
         return {"rows": shown, "row_count": len(rows), "next_cursor": next_cursor, "notes": notes}
     from ..trends import trends
