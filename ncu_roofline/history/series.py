@@ -135,6 +135,20 @@ def summarise(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def wide_values(series: pd.DataFrame, metric: str, n_runs: int) -> pd.DataFrame:
-    """`metric` as one row per series and one column per run index (null where the kernel was absent)."""
-    wide = series.pivot_table(index="series_id", columns="run_index", values=metric, aggfunc="first")
-    return wide.reindex(columns=range(n_runs))
+    """`metric` as one row per series and one column per run index (null where the kernel was absent).
+
+    A series' first known value of each run, for the series with any known value: pivot_table's (aggfunc
+    'first', all-null rows dropped), placed by integer index instead of a groupby of every row."""
+    values = series[metric]
+    if not pd.api.types.is_float_dtype(values.dtype):  # e.g. a nullable or object column: pandas' own way
+        wide = series.pivot_table(index="series_id", columns="run_index", values=metric, aggfunc="first")
+        return wide.reindex(columns=range(n_runs))
+    known = np.flatnonzero(~np.isnan(values.to_numpy()))
+    sid = series["series_id"].to_numpy()[known]
+    run = series["run_index"].to_numpy()[known]
+    ids, row = np.unique(sid, return_inverse=True)
+    table = np.full((len(ids), n_runs), np.nan)
+    cell = row.reshape(-1) * n_runs + run
+    cells, first = np.unique(cell, return_index=True)  # the first known value of each (series, run)
+    table.reshape(-1)[cells] = values.to_numpy()[known][first]
+    return pd.DataFrame(table, index=pd.Index(ids, name="series_id"), columns=pd.RangeIndex(n_runs, name="run_index"))
