@@ -11,6 +11,9 @@ balanced by a 10-point gap (SpeedOfLight.py); launch below 1 wave or 5 µs; tail
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -355,3 +358,33 @@ source = "ncu_roofline"
     # a frame without block sizes: the new rule is not tested, the later rules still answer
     assert str(limiter_columns(rows.drop(columns=["block_size"]), load_catalogue(), settings)["limiter"].iloc[0]) \
         == "latency"
+
+
+def _findings(**speedups: float) -> str:
+    """An `ncu_rules` JSON text (readers/ncu_rules.py's shape) with one finding per rule id and its speedup %."""
+    return json.dumps([{"rule": rule_id, "section": "", "title": rule_id, "message": "m", "type": 2,
+                        "speedup_pct": pct, "speedup_type": 2} for rule_id, pct in speedups.items()])
+
+
+def test_a_groups_gain_sums_its_launches_ncu_estimates_in_time_falling_back_per_launch():
+    from ncu_roofline.pipeline.limiter import group_gain
+
+    launches = pd.DataFrame({
+        "time_s": [4.0, 3.0, 3.0, 2.0, 1.0, 1.0, 5.0, 2.0],
+        "ncu_rules": [_findings(CPIStall=25.0), None, _findings(Occupancy=50.0), _findings(IssueSlotUtilization=9.0),
+                      _findings(IssueSlotUtilization=10.0), None, _findings(CPIStall=50.0), _findings(CPIStall=10.0)],
+        "limiter": ["latency", "latency", "occupancy", "latency", "issue", "issue", "latency", "latency"],
+        "limiter_gain_s": [1.0, 0.9, 0.6, 0.3, 0.1, np.nan, 2.5, 0.2],
+        "_invalid": [False] * 6 + [True, False],
+    })
+    codes = np.array([0, 0, 0, 1, 2, 2, 3, 3])
+    limiter = pd.Series(["latency", "latency", "issue", "latency"])
+    ours = np.array([0.5, 0.7, np.nan, 0.4])  # our formula's gains from the groups' sums
+    group_time_s = np.array([10.0, 2.0, 2.0, 2.0])  # the invalid launch adds nothing to its group's time
+    gain = group_gain(launches, codes, limiter, ours, group_time_s)
+    # group 0: 4 s x 25 % (NCU's CPIStall) + 0.9 s (a latency launch's own gain) + 3 s / 10 s x 0.5 s (an occupancy
+    # launch: its share of our group gain); an average of the fractions would give another number
+    assert gain[0] == pytest.approx(4.0 * 0.25 + 0.9 + 0.3 * 0.5, rel=1e-12)
+    assert gain[1] == pytest.approx(0.7, rel=1e-12)  # no NCU estimate for `latency` in it: ours
+    assert np.isnan(gain[2])  # one launch's part unknown (no NCU estimate, no formula of ours): unknown, not 0.1
+    assert gain[3] == pytest.approx(2.0 * 0.10, rel=1e-12)  # the launch left out of the totals adds nothing

@@ -19,7 +19,6 @@ from ..core.errors import InputError
 from ..core.patterns import Pattern, compile_regex
 from ..pipeline.gates import Gate, GateResult, parse_gate
 from ..pipeline.select import name_mask
-from ..pipeline.totals import run_totals
 from .bands import BandOptions, bands, judge
 from .series import IDENTITY, VALUES, assign_series, summarise, wide_values
 from .views import connect, read_kernel_rows, read_runs
@@ -115,7 +114,10 @@ def load_history(directory: str | Path, *, kernel: str | None = None, last: int 
 
 
 def _totals(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """`pipeline.totals.run_totals` of each run (one row per run, oldest first): what `total:` gates judge."""
+    """`pipeline.totals.run_totals` of each run (one row per run, oldest first): what `total:` gates judge.
+    Imported here: only a total gate needs it, and it brings the analysis pipeline's modules."""
+    from ..pipeline.totals import run_totals
+
     per_run = {index: run_totals(rows) for index, rows in series.groupby("run_index", sort=True)}
     return pd.DataFrame.from_dict(per_run, orient="index", dtype="float64").reindex(range(len(runs))).assign(
         ai_dram=np.nan)  # no run-wide intensity: a total:ai_dram gate is skipped

@@ -32,16 +32,23 @@ def assign_series(rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     range (launch-order match) keeps its series as it would in `compare`.
     """
     order = {run_id: i for i, run_id in enumerate(runs["run_id"])}
-    rows = rows[rows["run_id"].isin(order)].copy()
-    rows["run_index"] = rows["run_id"].map(order).astype("int64")
-    rows = rows.sort_values(["run_index", "launch_order", "kernel_name"], kind="stable",
-                            na_position="last").reset_index(drop=True)
-    keys = pd.DataFrame({c: rows[c].astype("object").where(rows[c].notna(), "").astype(str)
-                         for c in ("kernel_name", "grid", "block", "nvtx_range")})
-    keys["run_index"] = rows["run_index"]
-    keys["occurrence"] = keys.groupby(list(keys.columns), sort=False).cumcount()
-    exact, _ = pd.MultiIndex.from_frame(keys.drop(columns="run_index")).factorize()
-    series_id = np.asarray(exact, dtype="int64")
+    run_codes, run_ids = pd.factorize(rows["run_id"], use_na_sentinel=True)  # one lookup per run, not per row
+    run_index = np.asarray([order.get(r, -1) for r in run_ids] + [-1], dtype="int64")[run_codes]
+    # the rows ordered by run, launch order, name (nulls last; stable): one take of the frame, none when in order
+    names, uniques = pd.factorize(rows["kernel_name"], sort=True, use_na_sentinel=True)
+    names = np.where(names < 0, len(uniques), names)
+    launch = rows["launch_order"].to_numpy(dtype="float64", na_value=np.nan)
+    keep = np.flatnonzero(run_index >= 0)
+    keep = keep[np.lexsort((names[keep], launch[keep], run_index[keep]))]
+    if len(keep) != len(rows) or (keep != np.arange(len(rows))).any():
+        rows = rows.take(keep)
+    rows = rows.reset_index(drop=True).assign(run_index=run_index[keep])
+    # integer codes of each identity part (null and "" alike), grouped as integers: no text is converted
+    keys = pd.DataFrame({c: _codes(rows[c]) for c in ("kernel_name", "grid", "block", "nvtx_range")})
+    parts = list(keys.columns)
+    keys["run_index"] = rows["run_index"].to_numpy()
+    keys["occurrence"] = keys.groupby([*parts, "run_index"], sort=False).cumcount()
+    series_id = keys.groupby([*parts, "occurrence"], sort=False).ngroup().to_numpy(dtype="int64")
     first_run = pd.Series(rows["run_index"].to_numpy()).groupby(series_id).min()
     new_in = first_run[first_run > 0]  # series whose identity first appears after the oldest run
     links: dict[int, int] = {}
@@ -62,6 +69,15 @@ def assign_series(rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 present.add(old)
     rows.insert(0, "series_id", pd.factorize(_resolve(series_id, links))[0].astype("int64"))
     return rows
+
+
+def _codes(column: pd.Series) -> np.ndarray:
+    """`column`'s values as integer codes, a null the same code as "" (an identity part that is absent)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    if (codes < 0).any():
+        blank = np.flatnonzero(np.asarray(uniques, dtype=object) == "")
+        codes = np.where(codes < 0, blank[0] if len(blank) else len(uniques), codes)
+    return codes.astype("int64")
 
 
 def _resolve(series_id: np.ndarray, links: dict[int, int]) -> np.ndarray:
@@ -91,8 +107,10 @@ def summarise(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     by = series.groupby("series_id", sort=True)
     last = by.tail(1).set_index("series_id")
     first = by.head(1).set_index("series_id")
-    earlier = series[series["run_index"] < newest_index].groupby("series_id")[list(NUMERIC)].median()
-    newest = series[series["run_index"] == newest_index].set_index("series_id")
+    # only the columns used, before the rows are picked: the texts of every row are never copied
+    run_index = series["run_index"].to_numpy()
+    earlier = series.loc[run_index < newest_index, ["series_id", *NUMERIC]].groupby("series_id").median()
+    newest = series.loc[run_index == newest_index, ["series_id", *VALUES]].set_index("series_id")
     table = last[list(IDENTITY)].copy()
     table["runs"] = by.size()
     table["first_run_id"] = first["run_id"]
@@ -117,6 +135,20 @@ def summarise(series: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def wide_values(series: pd.DataFrame, metric: str, n_runs: int) -> pd.DataFrame:
-    """`metric` as one row per series and one column per run index (null where the kernel was absent)."""
-    wide = series.pivot_table(index="series_id", columns="run_index", values=metric, aggfunc="first")
-    return wide.reindex(columns=range(n_runs))
+    """`metric` as one row per series and one column per run index (null where the kernel was absent).
+
+    A series' first known value of each run, for the series with any known value: pivot_table's (aggfunc
+    'first', all-null rows dropped), placed by integer index instead of a groupby of every row."""
+    values = series[metric]
+    if not pd.api.types.is_float_dtype(values.dtype):  # e.g. a nullable or object column: pandas' own way
+        wide = series.pivot_table(index="series_id", columns="run_index", values=metric, aggfunc="first")
+        return wide.reindex(columns=range(n_runs))
+    known = np.flatnonzero(~np.isnan(values.to_numpy()))
+    sid = series["series_id"].to_numpy()[known]
+    run = series["run_index"].to_numpy()[known]
+    ids, row = np.unique(sid, return_inverse=True)
+    table = np.full((len(ids), n_runs), np.nan)
+    cell = row.reshape(-1) * n_runs + run
+    cells, first = np.unique(cell, return_index=True)  # the first known value of each (series, run)
+    table.reshape(-1)[cells] = values.to_numpy()[known][first]
+    return pd.DataFrame(table, index=pd.Index(ids, name="series_id"), columns=pd.RangeIndex(n_runs, name="run_index"))

@@ -193,10 +193,17 @@ def read_kernel_rows(con, run_ids: list[str], columns: tuple[str, ...]) -> pd.Da
     present = set(con.execute("SELECT * FROM kernels LIMIT 0").df().columns)
     select = ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in ("run_id", *columns))
     con.register("_wanted_runs", pd.DataFrame({"run_id": pd.Series(run_ids, dtype="object")}))
-    try:
-        return con.execute(f"SELECT {select} FROM kernels WHERE run_id IN (SELECT run_id FROM _wanted_runs)").df()
+    try:  # through Arrow: DuckDB's own .df() converts every text cell to a Python string first (twice the CPU)
+        return _arrow(con.sql(f"SELECT {select} FROM kernels WHERE run_id IN (SELECT run_id FROM _wanted_runs)"))\
+            .to_pandas()
     finally:
         con.unregister("_wanted_runs")
+
+
+def _arrow(relation):
+    """A DuckDB relation's rows as one Arrow table (`to_arrow_table` from DuckDB 1.4 on, `arrow` before)."""
+    to_table = getattr(relation, "to_arrow_table", None)
+    return (to_table() if to_table is not None else relation.arrow()).combine_chunks()
 
 
 def _label_filter(labels: Mapping[str, str]) -> tuple[str, list[str]]:

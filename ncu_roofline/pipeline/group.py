@@ -57,10 +57,7 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     invalid = frame["_invalid"].to_numpy(dtype=bool) if "_invalid" in frame else np.zeros(len(frame), dtype=bool)
     if invalid.any():  # a launch with an impossible value adds nothing to any total (validity.py)
         frame.loc[invalid, [c for c in SUMMED if c in frame]] = 0.0
-    for key in keys:
-        frame[key] = frame[key].astype("object").where(frame[key].notna(), "")
-    codes, index = pd.factorize(pd.MultiIndex.from_frame(frame[keys]), sort=True) if len(frame) \
-        else (np.zeros(0, dtype=np.int64), pd.MultiIndex.from_arrays([[]] * len(keys), names=keys))
+    codes, index = _factorize_keys(frame, keys)
     frame["_group"] = codes
     grouped = frame.groupby("_group", sort=True)
     # Columns are gathered and the frame built at once: inserting ~100 columns one by one was most of the
@@ -94,6 +91,19 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         else np.zeros(0, dtype=bool)
     out[SOL_COMPLETE] = every & out["t_sol_s"].notna().to_numpy()
     return out
+
+
+def group_codes(launches: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Each launch's group: its row in `group_launches(launches, keys)` (limiter.group_gain sums over them)."""
+    return _factorize_keys(launches[keys].copy(), keys)[0]
+
+
+def _factorize_keys(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.MultiIndex]:
+    """Group codes (sorted by key) and the keys of each group; a null key part groups as ''. Blanks `frame`'s keys."""
+    for key in keys:
+        frame[key] = frame[key].astype("object").where(frame[key].notna(), "")
+    return pd.factorize(pd.MultiIndex.from_frame(frame[keys]), sort=True) if len(frame) \
+        else (np.zeros(0, dtype=np.int64), pd.MultiIndex.from_arrays([[]] * len(keys), names=keys))
 
 
 def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:

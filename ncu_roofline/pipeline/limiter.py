@@ -205,19 +205,30 @@ def ncu_findings(text: object) -> list[dict]:
 def _ncu_columns(rules: pd.Series, limiter: pd.Series, time_s: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
     """NCU's SpeedOfLight title per launch, and the time NCU's estimated speedup of the rule behind our limiter
     (`ncu_gain` of its table) saves: time_s x speedup %. Each distinct JSON text is parsed once."""
-    settings = limiter_settings()
     codes, texts = pd.factorize(rules.astype("object"))
     parsed = [ncu_findings(t) for t in texts]
     titles = [next((f["title"] for f in found if f["rule"] == "SOLBottleneck"), None) for found in parsed]
     verdict = np.asarray(titles + [None], dtype=object)[np.where(codes < 0, len(titles), codes)]
-    gain = np.full(len(rules), np.nan)
-    words = limiter.astype("object").to_numpy()
-    for row in np.flatnonzero(codes >= 0):
-        wanted = settings.rules.get(str(words[row]), {}).get("ncu_gain", ())
-        speedups = [f["speedup_pct"] for f in parsed[codes[row]] if f["rule"] in wanted and f["speedup_pct"]]
+    return categorical(verdict), time_s * _ncu_speedup_pct(codes, parsed, limiter.astype("object").to_numpy()) / 100
+
+
+def _ncu_speedup_pct(codes: np.ndarray, parsed: list[list[dict]], limiters: np.ndarray) -> np.ndarray:
+    """Per row, NCU's largest estimated speedup (%) among the rules behind `limiters[row]` (`ncu_gain` of its
+    table) in the row's findings (`parsed[codes[row]]`); null where NCU gives none. One lookup per distinct
+    (findings, limiter) pair: the launches of a kernel share both."""
+    settings = limiter_settings()
+    out = np.full(len(codes), np.nan)
+    names, words = pd.factorize(pd.Series(limiters, dtype="object").astype(str))
+    rows = np.flatnonzero(codes >= 0)
+    if not len(rows):
+        return out
+    pairs, inverse = np.unique(np.column_stack([codes[rows], names[rows]]), axis=0, return_inverse=True)
+    for j, (code, name) in enumerate(pairs):
+        wanted = settings.rules.get(str(words[name]), {}).get("ncu_gain", ())
+        speedups = [f["speedup_pct"] for f in parsed[code] if f["rule"] in wanted and f["speedup_pct"]]
         if speedups:
-            gain[row] = time_s[row] * max(speedups) / 100
-    return categorical(verdict), gain
+            out[rows[inverse.reshape(-1) == j]] = max(speedups)
+    return out
 
 
 def ncu_mark(limiter: object, ncu_verdict: object) -> str:
@@ -234,10 +245,40 @@ def agrees_with_ncu(limiter: object, ncu_verdict: object) -> bool | None:
     return ncu_verdict in table.get("ncu", ())
 
 
-def group_limiters(groups: pd.DataFrame, catalogue: Catalogue | None = None) -> pd.DataFrame:
+def group_limiters(groups: pd.DataFrame, catalogue: Catalogue | None = None, launches: pd.DataFrame | None = None,
+                   codes: np.ndarray | None = None) -> pd.DataFrame:
     """Kernel group rows (their limiter inputs summed or time-weighted by group.py) with the instruction roofline
-    and the limiter recomputed from those sums."""
+    and the limiter recomputed from those sums. Given the launch rows and each one's group (`codes`, from
+    group.group_codes), the gain of a group whose launches carry NCU's estimate is summed over them
+    (`group_gain`)."""
     if "warp_inst" not in groups:
         return groups
     extra = pd.concat([instruction_roofline(groups), limiter_columns(groups, catalogue)], axis=1)
+    if launches is not None and codes is not None and NCU_RULES in launches and launches[NCU_RULES].notna().any():
+        extra[LIMITER_GAIN] = group_gain(launches, codes, extra["limiter"], extra[LIMITER_GAIN].to_numpy(),
+                                         groups["time_s"].to_numpy(dtype="float64"))
     return pd.concat([groups.drop(columns=[c for c in extra.columns if c in groups]), extra], axis=1)
+
+
+def group_gain(launches: pd.DataFrame, codes: np.ndarray, limiter: pd.Series, ours: np.ndarray,
+               group_time_s: np.ndarray) -> np.ndarray:
+    """A group's `limiter_gain_s` where any of its launches carries NCU's estimated speedup for the group's
+    limiter: the sum over its launches of each one's gain in time (time_s x NCU's speedup %; sum, never an
+    average of the fractions). A launch without NCU's estimate adds its own gain where its limiter is the
+    group's, else its share of time of our formula's group gain (`ours`); unknown where that is. Groups without
+    NCU's estimates keep `ours`. A launch left out of the totals (`_invalid`) adds nothing, as to the time."""
+    invalid = launches["_invalid"].to_numpy(dtype=bool) if "_invalid" in launches else np.zeros(len(codes), bool)
+    time_s = np.where(invalid, 0.0, launches["time_s"].to_numpy(dtype="float64"))
+    words = limiter.astype("object").to_numpy()[codes]
+    rule_codes, texts = pd.factorize(launches[NCU_RULES].astype("object"))
+    speedup = _ncu_speedup_pct(rule_codes, [ncu_findings(t) for t in texts], words)
+    own = launches[LIMITER_GAIN].to_numpy(dtype="float64") if LIMITER_GAIN in launches else np.full(len(codes), np.nan)
+    same = launches["limiter"].astype("object").to_numpy() == words if "limiter" in launches else False
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(time_s == 0, 0.0, ours[codes] * time_s / group_time_s[codes])
+    part = np.where(~np.isnan(speedup), time_s * speedup / 100, np.where(same & ~np.isnan(own), own, share))
+    part[invalid] = 0.0
+    carried = np.bincount(codes, weights=(~np.isnan(speedup)).astype("float64"), minlength=len(ours)) > 0
+    unknown = np.bincount(codes, weights=np.isnan(part).astype("float64"), minlength=len(ours)) > 0
+    total = np.bincount(codes, weights=np.nan_to_num(part), minlength=len(ours))
+    return np.where(carried, np.where(unknown, np.nan, total), ours)

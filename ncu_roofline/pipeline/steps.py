@@ -27,7 +27,7 @@ from .catalogue import SM_CLOCKS, Catalogue
 from .ceilings import CeilingOptions, resolve_devices
 from .derive import Gap
 from .evaluate import attach_roofs, derive_launches, place_launches, refuse_without_roofline_metrics
-from .group import filter_nvtx, group_keys, group_launches
+from .group import filter_nvtx, group_codes, group_keys, group_launches
 from .limiter import group_limiters, limiter_settings
 from .rank import rank_kernels
 from .run_notes import gap_notes, limiter_notes, ncu_agreement_note, nothing_placed_message, unplaced, unplaced_note
@@ -214,10 +214,11 @@ def group(run: Run) -> Run:
     if run.options.group_by == "op":
         from .torch_ranges import group_by_op
 
-        kernels = group_launches(group_by_op(run.evaluated), group_keys(False))
+        launches, keys = group_by_op(run.evaluated), group_keys(False)
     else:
-        kernels = group_launches(run.evaluated, group_keys(run.options.group_by == "nvtx"))
-    return replace(run, kernels=group_limiters(kernels, run.catalogue))
+        launches, keys = run.evaluated, group_keys(run.options.group_by == "nvtx")
+    kernels = group_launches(launches, keys)
+    return replace(run, kernels=group_limiters(kernels, run.catalogue, launches, group_codes(launches, keys)))
 
 
 def _refuse_without_ranges(run: Run) -> None:
