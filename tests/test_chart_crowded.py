@@ -16,6 +16,7 @@ from test_chart import ELEMENTWISE, kernel_row
 
 from ncu_roofline.render.analysis.chart import ChartContext, chart_data, roofline_spec
 from ncu_roofline.render.chart_files import render, spec_text, static_variant
+from ncu_roofline.render import layout as layout_module
 from ncu_roofline.render.layout import coincident_clusters, group_text, layout_texts
 from ncu_roofline.render.placement import (
     Board,
@@ -141,6 +142,46 @@ def test_a_chart_without_shared_spots_or_leaders_has_neither_column_nor_layer(ct
     assert "same_spot" not in spec["datasets"]["points"][0]
     assert "rank_leaders" not in spec["datasets"]
     assert all(layer["mark"]["type"] != "rule" for layer in spec["hconcat"][0]["layer"])
+
+
+# ---------------------------------------------------------------------------------------------- page sizes
+
+
+@pytest.fixture
+def crowd() -> tuple[Plot, pd.DataFrame, np.ndarray]:
+    """60 kernels' DRAM points inside a third of a decade each way on a 640 × 480 plot over 3 and 4 decades:
+    about 70 × 40 px for 60 marks of ±7.7 px boxes, so some numbers find no room even with a leader."""
+    rng = np.random.default_rng(0)
+    points = pd.DataFrame({"rank": np.arange(1, 61), "level": "DRAM", "ai": 10 ** rng.uniform(0.0, 0.33, 60),
+                           "flop_per_s": 10 ** rng.uniform(12.0, 12.33, 60)})
+    return Plot(640, 480, (0.1, 100.0), (1e10, 1e14)), points, np.full(60, 100.0)
+
+
+def test_only_the_ranks_numbered_at_the_default_size_are_searched_at_the_others(crowd, monkeypatch):
+    plot, points, sizes = crowd
+    default = layout_texts(plot, [], [], points, sizes)
+    assert 0 < len(default.labelled) < 60  # crowded: some numbers have no room
+    searched: list[str] = []
+    real = layout_module.place_rank_leader
+    monkeypatch.setattr(layout_module, "place_rank_leader",
+                        lambda board, text, *rest: searched.append(text) or real(board, text, *rest))
+    wide = layout_texts(Plot(1920, 720, plot.x_domain, plot.y_domain), [], [], points, sizes, default.labelled)
+    assert wide.labelled <= default.labelled
+    # each search is for a text naming a rank numbered at the default size (its first rank), at most twice (the
+    # layout and its second pass): a rank without room there costs nothing here
+    firsts = [int(text.replace("–", ",").split(",")[0]) for text in searched]
+    assert set(firsts) <= default.labelled and len(searched) <= 2 * len(default.labelled)
+    monkeypatch.undo()
+    # unrestricted, the wide plot numbers ranks the default size could not: the trade this makes for a crowded chart
+    assert layout_texts(Plot(1920, 720, plot.x_domain, plot.y_domain), [], [], points, sizes).labelled \
+        - default.labelled
+
+
+def test_naming_every_rank_in_only_lays_out_as_without_it(crowd):
+    plot, points, sizes = crowd
+    every = frozenset(range(1, 61))
+    for size in (plot, Plot(1920, 720, plot.x_domain, plot.y_domain)):
+        assert layout_texts(size, [], [], points, sizes, every) == layout_texts(size, [], [], points, sizes)
 
 
 # ------------------------------------------------------------------------------------------------- static images

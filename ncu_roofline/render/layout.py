@@ -200,7 +200,7 @@ def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarr
 
 
 def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
-                 sizes: np.ndarray) -> TextLayout:
+                 sizes: np.ndarray, only: frozenset[int] | None = None) -> TextLayout:
     """Roof labels, then rank numbers in rank order (`TextLayout`).
 
     `points` are the drawn points on scale (rank, ai, flop_per_s, and level where kernels' points may coincide);
@@ -210,15 +210,18 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
     Where a kernel still has no number but shares a spot with a numbered one, the texts are laid out again with the
     other's label at that spot naming both ("2, 21"), kept when it numbers more kernels.
     Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show.
+    `only`: the ranks to number (those numbered at the default size, for the page's other sizes): a rank outside it
+    is not searched for, so a crowded chart's numbers with no room cost their search once, not once per size.
     """
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
     spots = _spots(px, py, points, sizes)
-    first = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {})
-    guests = _guests(spots, set(spots.spots_of) - first.labelled, first.labelled)
+    first = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {}, only)
+    wanted = set(spots.spots_of) if only is None else set(spots.spots_of) & only
+    guests = _guests(spots, wanted - first.labelled, first.labelled)
     if not guests:
         return first
-    second = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests)
+    second = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests, only)
     return second if len(second.labelled) > len(first.labelled) else first
 
 
@@ -238,9 +241,10 @@ def _guests(spots: _Spots, unnumbered: set[int], numbered: frozenset[int]) -> di
 
 
 def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], px: np.ndarray, py: np.ndarray,
-              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]]) -> TextLayout:
-    """One layout on a fresh board: roof labels, then rank numbers; a host's spots with guests are tried first,
-    with the guests' ranks in their text."""
+              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]],
+              only: frozenset[int] | None = None) -> TextLayout:
+    """One layout on a fresh board: roof labels, then rank numbers (those in `only`, when given); a host's spots
+    with guests are tried first, with the guests' ranks in their text."""
     board = Board(plot, list(zip(px, py, radii)))
     roof_spots: list[tuple[float, float, float] | None] = []
     for segment, text in zip(segments, roof_texts):
@@ -259,7 +263,7 @@ def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
     done: set[int] = set()
     for rank in np.unique(ranks):
         rank = int(rank)
-        if rank in done:
+        if rank in done or (only is not None and rank not in only):
             continue
         group = (spots.members[spots.spots_of[rank]] if all(shared[cluster == c].all() for c in spots.spots_of[rank])
                  else [rank])
