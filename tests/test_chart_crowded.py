@@ -184,6 +184,27 @@ def test_naming_every_rank_in_only_lays_out_as_without_it(crowd):
         assert layout_texts(size, [], [], points, sizes, every) == layout_texts(size, [], [], points, sizes)
 
 
+def test_the_second_pass_skips_only_searches_that_would_fail_again(crowd, monkeypatch):
+    # 20 more kernels, each with a small DRAM mark under one of the first 20's and an L2 point in the crowd: those
+    # left unnumbered share a numbered one's spot, so layout_texts lays out again, naming them in their hosts' labels
+    plot, points, sizes = crowd
+    rng = np.random.default_rng(1)
+    under = points.iloc[:20].assign(rank=np.arange(61, 81))
+    beside = under.assign(level="L2", ai=10 ** rng.uniform(0.0, 0.33, 20),
+                          flop_per_s=10 ** rng.uniform(12.0, 12.33, 20))
+    points = pd.concat([points, under, beside], ignore_index=True)
+    sizes = np.concatenate([sizes, np.full(40, 30.0)])
+    passes, skipped = [], []
+    real_laid_out, real_unchanged = layout_module._laid_out, layout_module._unchanged_around
+    monkeypatch.setattr(layout_module, "_laid_out", lambda *a: passes.append(a[-1]) or real_laid_out(*a))
+    monkeypatch.setattr(layout_module, "_unchanged_around",
+                        lambda *a: skipped.append(real_unchanged(*a)) or skipped[-1])
+    fast = layout_texts(plot, [], [], points, sizes)
+    assert len(passes) == 2 and any(skipped) and not all(skipped)  # twice; some searches skipped, some not
+    monkeypatch.setattr(layout_module, "_unchanged_around", lambda *a: False)  # every search done in full
+    assert fast == layout_texts(plot, [], [], points, sizes)
+
+
 # ------------------------------------------------------------------------------------------------- static images
 
 
