@@ -15,10 +15,11 @@ import pytest
 from test_chart import ELEMENTWISE, kernel_row
 
 from ncu_roofline.render.analysis.chart import roofline_spec
-from ncu_roofline.render.chart.roofline import chart_data
-from ncu_roofline.render.chart.context import ChartContext
+from ncu_roofline.render.chart import layout as layout_module
 from ncu_roofline.render.chart.chart_files import render, spec_text, static_variant
+from ncu_roofline.render.chart.context import ChartContext
 from ncu_roofline.render.chart.layout import coincident_clusters, group_text, layout_texts
+from ncu_roofline.render.chart.roofline import chart_data
 from ncu_roofline.render.chart.placement import (
     Board,
     Plot,
@@ -143,6 +144,67 @@ def test_a_chart_without_shared_spots_or_leaders_has_neither_column_nor_layer(ct
     assert "same_spot" not in spec["datasets"]["points"][0]
     assert "rank_leaders" not in spec["datasets"]
     assert all(layer["mark"]["type"] != "rule" for layer in spec["hconcat"][0]["layer"])
+
+
+# ---------------------------------------------------------------------------------------------- page sizes
+
+
+@pytest.fixture
+def crowd() -> tuple[Plot, pd.DataFrame, np.ndarray]:
+    """60 kernels' DRAM points inside a third of a decade each way on a 640 × 480 plot over 3 and 4 decades:
+    about 70 × 40 px for 60 marks of ±7.7 px boxes, so some numbers find no room even with a leader."""
+    rng = np.random.default_rng(0)
+    points = pd.DataFrame({"rank": np.arange(1, 61), "level": "DRAM", "ai": 10 ** rng.uniform(0.0, 0.33, 60),
+                           "flop_per_s": 10 ** rng.uniform(12.0, 12.33, 60)})
+    return Plot(640, 480, (0.1, 100.0), (1e10, 1e14)), points, np.full(60, 100.0)
+
+
+def test_only_the_ranks_numbered_at_the_default_size_are_searched_at_the_others(crowd, monkeypatch):
+    plot, points, sizes = crowd
+    default = layout_texts(plot, [], [], points, sizes)
+    assert 0 < len(default.labelled) < 60  # crowded: some numbers have no room
+    searched: list[str] = []
+    real = layout_module.place_rank_leader
+    monkeypatch.setattr(layout_module, "place_rank_leader",
+                        lambda board, text, *rest: searched.append(text) or real(board, text, *rest))
+    wide = layout_texts(Plot(1920, 720, plot.x_domain, plot.y_domain), [], [], points, sizes, default.labelled)
+    assert wide.labelled <= default.labelled
+    # each search is for a text naming a rank numbered at the default size (its first rank), at most twice (the
+    # layout and its second pass): a rank without room there costs nothing here
+    firsts = [int(text.replace("–", ",").split(",")[0]) for text in searched]
+    assert set(firsts) <= default.labelled and len(searched) <= 2 * len(default.labelled)
+    monkeypatch.undo()
+    # unrestricted, the wide plot numbers ranks the default size could not: the trade this makes for a crowded chart
+    assert layout_texts(Plot(1920, 720, plot.x_domain, plot.y_domain), [], [], points, sizes).labelled \
+        - default.labelled
+
+
+def test_naming_every_rank_in_only_lays_out_as_without_it(crowd):
+    plot, points, sizes = crowd
+    every = frozenset(range(1, 61))
+    for size in (plot, Plot(1920, 720, plot.x_domain, plot.y_domain)):
+        assert layout_texts(size, [], [], points, sizes, every) == layout_texts(size, [], [], points, sizes)
+
+
+def test_the_second_pass_skips_only_searches_that_would_fail_again(crowd, monkeypatch):
+    # 20 more kernels, each with a small DRAM mark under one of the first 20's and an L2 point in the crowd: those
+    # left unnumbered share a numbered one's spot, so layout_texts lays out again, naming them in their hosts' labels
+    plot, points, sizes = crowd
+    rng = np.random.default_rng(1)
+    under = points.iloc[:20].assign(rank=np.arange(61, 81))
+    beside = under.assign(level="L2", ai=10 ** rng.uniform(0.0, 0.33, 20),
+                          flop_per_s=10 ** rng.uniform(12.0, 12.33, 20))
+    points = pd.concat([points, under, beside], ignore_index=True)
+    sizes = np.concatenate([sizes, np.full(40, 30.0)])
+    passes, skipped = [], []
+    real_laid_out, real_unchanged = layout_module._laid_out, layout_module._unchanged_around
+    monkeypatch.setattr(layout_module, "_laid_out", lambda *a: passes.append(a[-1]) or real_laid_out(*a))
+    monkeypatch.setattr(layout_module, "_unchanged_around",
+                        lambda *a: skipped.append(real_unchanged(*a)) or skipped[-1])
+    fast = layout_texts(plot, [], [], points, sizes)
+    assert len(passes) == 2 and any(skipped) and not all(skipped)  # twice; some searches skipped, some not
+    monkeypatch.setattr(layout_module, "_unchanged_around", lambda *a: False)  # every search done in full
+    assert fast == layout_texts(plot, [], [], points, sizes)
 
 
 # ------------------------------------------------------------------------------------------------- static images

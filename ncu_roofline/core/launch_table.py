@@ -51,6 +51,9 @@ def finish_launch_table(identity: dict[str, object], metrics: dict[str, object],
         value = identity.get(name)
         if value is None:
             value = 1 if name == "launches" else ("" if name == "reader_notes" else pd.NA)
+        if _is_scalar(value) and n:  # broadcast by pandas: no list of n objects to convert
+            data[name] = pd.Series(value, index=pd.RangeIndex(n), dtype=dtype)
+            continue
         if _is_scalar(value):
             series = pd.Series([value] * n, dtype="object")
         elif isinstance(value, (pd.Series, pd.api.extensions.ExtensionArray, np.ndarray)):

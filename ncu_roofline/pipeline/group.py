@@ -53,7 +53,7 @@ def group_keys(by_nvtx: bool) -> list[str]:
 
 def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per kernel group from evaluated launch rows: sums, ratios of sums, group roofs and status."""
-    frame = launches.copy()
+    frame = launches.copy(deep=False)  # copy-on-write: only the columns changed below are copied
     invalid = frame["_invalid"].to_numpy(dtype=bool) if "_invalid" in frame else np.zeros(len(frame), dtype=bool)
     if invalid.any():  # a launch with an impossible value adds nothing to any total (validity.py)
         frame.loc[invalid, [c for c in SUMMED if c in frame]] = 0.0

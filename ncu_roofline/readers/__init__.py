@@ -164,6 +164,7 @@ def read_all(paths: Iterable[str | Path], wanted: Callable[[str], bool],
         # The parser's blocks are freed but kept by Arrow's allocator for reuse; hand them back before the
         # next file and the steps after the read (about 120 MB at 10^5 launches on the raw page).
         pa.default_memory_pool().release_unused()
+        _trim_heap()
     reports = {str(path) for path, table in zip(files, tables) if table.attrs.get("report")}
     frames, notes, by_name = [], [], []
     for members in _group_metric_split(tables):
@@ -231,3 +232,18 @@ def _capture_name(files: list[Path]) -> str:
     if len(prefix) + len(suffix) < min(len(n) for n in names):
         return f"{prefix}*{suffix}"
     return ";".join(names)
+
+
+def _trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's `malloc_trim`; nothing elsewhere): the read's
+    temporary arrays leave them behind, and the steps after it would otherwise grow on top of them."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        return
+    if trim is not None:
+        trim(0)

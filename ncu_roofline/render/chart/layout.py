@@ -23,7 +23,16 @@ import pandas as pd
 from ...core.vocabulary import display, peak_bytes_column, peak_flop_column
 from ...roofs.peaks import ridge_points
 from ..text.numbers import format_number, format_si
-from .placement import Board, Plot, place_rank_leader, place_roof_label
+from .placement import (
+    LEADER_DISTANCES_PX,
+    LEADER_WIDTH_PX,
+    Board,
+    Plot,
+    RankSpot,
+    place_rank_leader,
+    place_roof_label,
+    text_size,
+)
 
 OUTLIER_GAP_DECADES = 1.5
 OUTLIER_SHARE = 0.1
@@ -172,7 +181,9 @@ def group_text(ranks: list[int]) -> str:
 class _Spots:
     """Which drawn points share a spot: the cluster of each point, whether another kernel's point is on it
     (`shared`) and whether one at least as large covers it (`hidden`), each kernel's spots, and the kernels whose
-    spots are the same at every level (`members`, by spot set)."""
+    spots are the same at every level (`members`, by spot set); per kernel, the kernels its label names (`group`:
+    those whose spots are all its own and all shared, else itself) and its points in the order they are tried
+    (`mine`: visible ones first, then rightmost first). The same for every layout of one plot size."""
 
     ranks: np.ndarray
     cluster: np.ndarray
@@ -180,6 +191,8 @@ class _Spots:
     hidden: np.ndarray
     spots_of: dict[int, frozenset[int]]
     members: dict[frozenset[int], list[int]]
+    group: dict[int, list[int]]
+    mine: dict[int, np.ndarray]
 
 
 def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarray) -> _Spots:
@@ -196,11 +209,16 @@ def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarr
     members: dict[frozenset[int], list[int]] = {}
     for rank, spots in spots_of.items():
         members.setdefault(spots, []).append(rank)
-    return _Spots(ranks, cluster, shared, hidden, spots_of, members)
+    all_shared = np.bincount(cluster, weights=~shared, minlength=len(points)) == 0  # by cluster id
+    group = {rank: members[spots] if all(all_shared[c] for c in spots) else [rank] for rank, spots in spots_of.items()}
+    order = np.lexsort((-px, hidden, ranks))  # by rank, its visible points first, then rightmost point first
+    bounds = np.searchsorted(ranks[order], [*spots_of, np.inf])
+    mine = {rank: order[bounds[k]:bounds[k + 1]] for k, rank in enumerate(spots_of)}
+    return _Spots(ranks, cluster, shared, hidden, spots_of, members, group, mine)
 
 
 def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
-                 sizes: np.ndarray) -> TextLayout:
+                 sizes: np.ndarray, only: frozenset[int] | None = None) -> TextLayout:
     """Roof labels, then rank numbers in rank order (`TextLayout`).
 
     `points` are the drawn points on scale (rank, ai, flop_per_s, and level where kernels' points may coincide);
@@ -210,15 +228,18 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
     Where a kernel still has no number but shares a spot with a numbered one, the texts are laid out again with the
     other's label at that spot naming both ("2, 21"), kept when it numbers more kernels.
     Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show.
+    `only`: the ranks to number (those numbered at the default size, for the page's other sizes): a rank outside it
+    is not searched for, so a crowded chart's numbers with no room cost their search once, not once per size.
     """
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
     spots = _spots(px, py, points, sizes)
-    first = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {})
-    guests = _guests(spots, set(spots.spots_of) - first.labelled, first.labelled)
+    first, trace = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {}, only)
+    wanted = set(spots.spots_of) if only is None else set(spots.spots_of) & only
+    guests = _guests(spots, wanted - first.labelled, first.labelled)
     if not guests:
         return first
-    second = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests)
+    second, _ = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests, only, trace)
     return second if len(second.labelled) > len(first.labelled) else first
 
 
@@ -238,9 +259,15 @@ def _guests(spots: _Spots, unnumbered: set[int], numbered: frozenset[int]) -> di
 
 
 def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], px: np.ndarray, py: np.ndarray,
-              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]]) -> TextLayout:
-    """One layout on a fresh board: roof labels, then rank numbers; a host's spots with guests are tried first,
-    with the guests' ranks in their text."""
+              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]],
+              only: frozenset[int] | None = None, before: dict[int, RankSpot | None] | None = None,
+              ) -> tuple[TextLayout, dict[int, RankSpot | None]]:
+    """One layout on a fresh board: roof labels, then rank numbers (those in `only`, when given); a host's spots
+    with guests are tried first, with the guests' ranks in their text. Also where each rank's number went.
+
+    `before`, the first layout's spots: a rank that found no room there and hosts nobody finds none again unless
+    a text or leader it met there is gone (`_unchanged_around`), so its search is skipped: the board around it
+    holds everything it held then, and a spot taken by something then is taken now (the same answer, cheaper)."""
     board = Board(plot, list(zip(px, py, radii)))
     roof_spots: list[tuple[float, float, float] | None] = []
     for segment, text in zip(segments, roof_texts):
@@ -253,28 +280,36 @@ def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
             continue
         x, y = plot.to_data(spot[0], spot[1])
         roof_spots.append((x, y, round((360.0 - spot[2]) % 360.0, 3)))
-    ranks, cluster, shared = spots.ranks, spots.cluster, spots.shared
     rows, leaders, labelled = [], [], set()
-    order = np.lexsort((-px, spots.hidden, ranks))  # by rank, its visible points first, then rightmost point first
     done: set[int] = set()
-    for rank in np.unique(ranks):
-        rank = int(rank)
-        if rank in done:
+    trace: dict[int, RankSpot | None] = {}
+    gone: list[tuple[float, float, float, float]] = []  # hulls of the first layout's texts not placed alike here
+    for rank in spots.spots_of:  # in rank order
+        if rank in done or (only is not None and rank not in only):
             continue
-        group = (spots.members[spots.spots_of[rank]] if all(shared[cluster == c].all() for c in spots.spots_of[rank])
-                 else [rank])
+        group = spots.group[rank]
         done.update(group)
-        mine = order[ranks[order] == rank]
+        mine = spots.mine[rank]
         hosted = guests.get(rank, {})
         text = group_text(group)
         spot = None
-        for tried in ([i for i in mine if i in hosted], [i for i in mine if i not in hosted]) if hosted else [mine]:
+        if before is not None and not hosted and before.get(rank, 0) is None \
+                and _unchanged_around(gone, px[mine], py[mine], radii[mine], text):
+            attempts = []  # no room in the first layout, and none of what blocked it there has moved
+        elif hosted:
+            attempts = [[i for i in mine if i in hosted], [i for i in mine if i not in hosted]]
+        else:
+            attempts = [mine]
+        for tried in attempts:
             # the spots naming guests first, with a leader if need be, then the kernel's other spots
             texts = [group_text([*group, *hosted[i]]) if i in hosted else text for i in tried]
             spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts)
             if spot is not None:
                 labelled.update(hosted.get(int(tried[spot.anchor]), []))
                 break
+        trace[rank] = spot
+        if before is not None and before.get(rank) is not None and before[rank] != spot:
+            gone.extend(_hulls(before[rank]))
         if spot is None:
             continue
         labelled.update(group)
@@ -283,7 +318,31 @@ def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
         if spot.leader is not None:
             (x0, y0), (x1, y1) = plot.to_data(*spot.leader[:2]), plot.to_data(*spot.leader[2:])
             leaders.append({"rank": rank, "x": x0, "y": y0, "x2": x1, "y2": y1})
-    return TextLayout(roof_spots, rows, leaders, frozenset(labelled))
+    return TextLayout(roof_spots, rows, leaders, frozenset(labelled)), trace
+
+
+def _hulls(spot: RankSpot) -> list[tuple[float, float, float, float]]:
+    """The hulls (x0, y0, x1, y1) of what a rank number took on the board: its text's box and its leader's."""
+    w, h = text_size(spot.text, RANK_FONT, "bold")
+    hulls = [(spot.x - w / 2, spot.y - h / 2, spot.x + w / 2, spot.y + h / 2)]
+    if spot.leader is not None:
+        x0, y0, x1, y1 = spot.leader
+        hulls.append((min(x0, x1) - LEADER_WIDTH_PX, min(y0, y1) - LEADER_WIDTH_PX,
+                      max(x0, x1) + LEADER_WIDTH_PX, max(y0, y1) + LEADER_WIDTH_PX))
+    return hulls
+
+
+def _unchanged_around(gone: list[tuple[float, float, float, float]], xs: np.ndarray, ys: np.ndarray,
+                      radii: np.ndarray, text: str) -> bool:
+    """Whether none of `gone` comes near any spot `place_rank_leader` may try for `text` by these points: beside
+    them or a leader's farthest distance off, box and leader (a few px of slack on every side)."""
+    if not gone:
+        return True
+    w, h = text_size(text, RANK_FONT, "bold")
+    reach = max(LEADER_DISTANCES_PX) + 4.0
+    x0, x1 = float((xs - radii).min()) - reach - w, float((xs + radii).max()) + reach + w
+    y0, y1 = float((ys - radii).min()) - reach - h, float((ys + radii).max()) + reach + h
+    return not any(gx0 <= x1 and gx1 >= x0 and gy0 <= y1 and gy1 >= y0 for gx0, gy0, gx1, gy1 in gone)
 
 
 def place_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,

@@ -114,11 +114,11 @@ def roof_text(key: str, kind: str, peak: float) -> str:
 
 
 def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-               sizes: np.ndarray) -> tuple[list[dict], list[dict], TextLayout]:
+               sizes: np.ndarray, only: frozenset[int] | None = None) -> tuple[list[dict], list[dict], TextLayout]:
     """Line ends of each roof, its label placed clear of every point and other label, and the rank numbers."""
     segments = roof_segments(compute, memory, plot.x_domain, plot.y_domain)
     texts = [roof_text(s["key"], s["kind"], s["peak"]) for s in segments]
-    layout = layout_texts(plot, segments, texts, points, sizes)
+    layout = layout_texts(plot, segments, texts, points, sizes, only)
     spots = layout.roof_spots
     rows, labels = [], []
     for segment, text, spot in zip(segments, texts, spots):
@@ -219,7 +219,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     rank_labels = pd.DataFrame(texts.rank_rows, columns=RANK_LABEL_COLUMNS)
     points = crowding.with_same_spot(points, on_scale, plot, sizes, kernel_rows)
     drawn_panel = memory_panel(table[in_panel], peaks, LEVEL_COLOURS, ROOFLINE_WIDTH_PX) if in_panel.any() else None
-    fits = _fits(compute, memory, plot, on_scale, sizes, {row["roof"] for row in label_rows}, drawn_panel)
+    fits = _fits(compute, memory, plot, on_scale, sizes, (label_rows, texts), drawn_panel)
     ridges = ridge_frame(peaks, compute, memory, x_domain)
 
     partial = int((has_level[on_roofline].sum(axis=1) < len(LEVELS)).sum())
@@ -246,20 +246,20 @@ def fit_height(width: float) -> int:
 
 
 def _fits(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame, sizes: np.ndarray,
-          labelled: set[str], panel: MemoryPanel | None = None) -> tuple[dict, ...]:
-    """The page's plot sizes (FIT_WIDTHS_PX), each with its own label layout. A size where a roof labelled at the
-    default size finds no room, or too narrow for the memory panel's columns, is not offered: the page never trades
-    a roof's name or a rank for width."""
-    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes, panel)
+          default: tuple[list[dict], TextLayout], panel: MemoryPanel | None = None) -> tuple[dict, ...]:
+    """The page's sizes (FIT_WIDTHS_PX), laid out numbering only `default`'s ranks (its own size keeps it), less
+    those where a roof `default` labels has no room or too narrow for the memory panel: no roof's name is lost."""
+    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes, panel, default)
             for width in FIT_WIDTHS_PX if panel is None or fits_under(panel, width))
+    labelled = {row["roof"] for row in default[0]}
     return tuple(fit for fit in fits if labelled <= {row["roof"] for row in fit["datasets"]["roof_labels"]})
 
 
 def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-         sizes: np.ndarray, panel: MemoryPanel | None) -> dict:
-    """One plot size of the page: its width, height and the roof and rank labels placed for it (JSON rows); the
-    memory panel, as wide as the plot (`views`), has its roof labels placed for that width too."""
-    _, roof_labels, texts = _roof_rows(compute, memory, plot, points, sizes)
+         sizes: np.ndarray, panel: MemoryPanel | None, default: tuple[list[dict], TextLayout]) -> dict:
+    """One plot size: width, height, roof and rank labels (JSON rows), the memory panel as wide (`views`)."""
+    roof_labels, texts = default if (plot.width, plot.height) == (ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX) \
+        else _roof_rows(compute, memory, plot, points, sizes, default[1].labelled)[1:]
     fit = {"width": int(plot.width), "height": int(plot.height),
            "datasets": {"roof_labels": roof_labels, "rank_labels": texts.rank_rows,
                         "rank_leaders": texts.leader_rows}}
