@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
+from ...core.kernel_labels import fold_inputs, table_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, SOL_COMPLETE, ai_column, counted, display
 from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals
@@ -82,7 +82,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         "",
     ]
     app = APP_HEADROOM in kernels
-    shown = kernels.head(top)
+    shown = kernels.head(top).copy()
+    shown.attrs["labels"] = table_labels(kernels)[:len(shown)]
     complete = shown[SOL_COMPLETE].tolist() if SOL_COMPLETE in shown else [True] * len(shown)
     lines += compact_table(shown, complete, app=app)
     if any(map(incomplete, complete)):
@@ -123,17 +124,17 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
 
 
-def _names(shown: pd.DataFrame, max_len: int) -> list[str]:
-    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
-    return distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
-                           shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), max_len)
+def _names(shown: pd.DataFrame) -> list[str]:
+    # The one label of each kernel (core.kernel_labels), as the terminal and the chart print it; `shown` carries
+    # it from `analysis_markdown`, which computed it over the whole table.
+    return shown.attrs.get("labels") or table_labels(shown)
 
 
 def compact_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
     """rank, kernel, time, bound, of roof, headroom (app headroom with --nsys), why: what fits 1,000 px."""
     lines = ["| # | kernel | time | bound | of roof | headroom |" + (" app headroom |" if app else "") + " why |",
              "|---:|---|---:|---|---:|---:|" + ("---:|" if app else "") + "---|"]
-    for row, name, done in zip(shown.itertuples(index=False), _names(shown, COMPACT_NAME), complete):
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown), complete):
         lines.append(
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | {fmt_si(row.time_s, 's')} | "
             f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
@@ -151,7 +152,7 @@ def full_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
         "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|" + ("---:|---:|" if app else "")
         + "---|",
     ]
-    for row, name, done in zip(shown.itertuples(index=False), _names(shown, 60), complete):
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown), complete):
         lines.append(
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
             f"{row.launches} | "

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from ...compare.changes import COMPARED_PER_LAUNCH
-from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, bytes_column, display
 from .. import vegalite as vl
 from ..analysis.chart import (
@@ -34,7 +33,7 @@ from ..analysis.chart import (
 from ..analysis.memory_panel import PANEL_NAME, with_panel
 from ..numbers import format_number, format_si, pct, signed_pct
 from ..safe_text import for_chart
-from .markdown import match_text
+from .markdown import compared_labels, match_text
 from .memory_panel import PANEL_HEADS_VIEW, panel_layout, panel_rows, panel_view
 
 CHART_STEM = "compare"
@@ -78,7 +77,8 @@ def chosen_kernels(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
     every kernel that failed a gate, however far down it is: what a gate judged failing is always drawn."""
     failed = (comparison_kernels["gates_failed"].fillna("").astype(str) != "").to_numpy() \
         if "gates_failed" in comparison_kernels else np.zeros(len(comparison_kernels), dtype=bool)
-    return comparison_kernels[(np.arange(len(comparison_kernels)) < top) | failed].reset_index(drop=True)
+    labelled = comparison_kernels.assign(_label=compared_labels(comparison_kernels).to_numpy())
+    return labelled[(np.arange(len(comparison_kernels)) < top) | failed].reset_index(drop=True)
 
 
 def arrow_rows(comparison_kernels: pd.DataFrame, top: int, base_kernels: pd.DataFrame | None = None,
@@ -111,7 +111,7 @@ def _arrow_rows(rows: pd.DataFrame, level: str, base_kernels: pd.DataFrame | Non
     side = np.where(rows["verdict"] == "removed", "base", "head")
     frame = pd.DataFrame({
         "key": np.arange(len(rows)),
-        "label": [short_kernel_name(for_chart(name), 30) for name in rows["kernel_name"]],
+        "label": [for_chart(label) for label in rows["_label"]],  # the terminal's and the Markdown's name
         "kernel_name": rows["kernel_name"].astype(str).map(for_chart),
         "shape": [for_chart(f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}") for i, s in enumerate(side)],
         "verdict": rows["verdict"].astype(str),

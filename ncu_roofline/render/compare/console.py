@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
 from ..analysis.console import print_table
@@ -19,11 +18,11 @@ from ..safe_text import for_terminal
 from .markdown import (
     app_lines,
     bound_text,
+    compared_labels,
     match_text,
     partial_legend,
     per_launch_sentence,
     points_change_text,
-    short_dims,
     signed_pct,
     signed_value,
 )
@@ -50,24 +49,18 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
     title = (f"{base_label} → {head_label}: GPU time{per_launch} {fmt_si(time['base'], 's')} → "
              f"{fmt_si(time['head'], 's')} "
              f"({signed_pct(time['change_pct'])}) — top {min(top, len(kernels))} by time change")
-    rows, full, grids, blocks = [], [], [], []
+    rows = []
     for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
-        side = "base" if row.verdict == "removed" else "head"
         bound = bound_text(row)
         verdict = str(row.verdict)
-        full.append(str(row.kernel_name))
-        grids.append(getattr(row, f"grid_{side}"))
-        blocks.append(getattr(row, f"block_{side}"))
         rows.append([
             str(rank), "", f"[{VERDICT_STYLES.get(verdict, '')}]{verdict}[/]"
             + (" [red]✗ gate[/]" if row.gates_failed else ""),
             f"{signed_pct(row.time_s_change_pct)}" if not pd.isna(row.time_s_change) else "—",
             points_change_text(row), fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
             signed_pct(row.flop_per_s_change_pct), bound, match_text(row)])
-    grids, blocks = [short_dims(g) for g in grids], [short_dims(b) for b in blocks]
-
-    def names(max_len: int) -> list[str]:
-        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+    def names(max_len: int) -> list[str]:  # one name per kernel at every width, in the Markdown and the chart
+        return [for_terminal(n) for n in compared_labels(kernels, max_len).iloc[:top]]
 
     return fit_table(COLUMNS, rows, width, title=escape(for_terminal(title)), name_index=1, names=names,
                      wide=wide, hint="`--wide` prints every column; `-o DIR` writes them all to compare.parquet"

@@ -64,6 +64,19 @@ def launch_shape(grid: object, block: object) -> str:
     return "×".join("—" if pd.isna(v) else str(v) for v in (grid, block)).replace(" ", "")
 
 
+def compared_labels(kernels: pd.DataFrame, max_len: int | None = None) -> pd.Series:
+    """The one label of each compared kernel (core.kernel_labels), over the whole comparison so the terminal, the
+    Markdown and compare.html print the same name; a removed kernel is told apart by its base shape."""
+    from ...core.kernel_labels import LABEL_LEN, display_name, kernel_labels
+
+    sides = ["base" if str(v) == "removed" else "head" for v in kernels["verdict"]]
+    grids = [short_dims(kernels[f"grid_{s}"].iat[i]) for i, s in enumerate(sides)]
+    blocks = [short_dims(kernels[f"block_{s}"].iat[i]) for i, s in enumerate(sides)]
+    return pd.Series(kernel_labels([display_name(str(n)) for n in kernels["kernel_name"]], grids, blocks,
+                                   max_len or LABEL_LEN),
+                     index=kernels.index, dtype=object)
+
+
 def kernel_label(name: object, grid: object, block: object) -> str:
     shape = "" if pd.isna(grid) and pd.isna(block) else " " + launch_shape(grid, block)
     return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
@@ -201,12 +214,14 @@ def value_text(metric: str, value: float) -> str:
 
 
 def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
+    labels = compared_labels(kernels)
     matched = kernels[kernels["match"].notna()]
     failed = matched["gates_failed"].fillna("").astype(str) != ""
     matched = pd.concat([matched[failed], matched[~failed]]).head(top)  # what failed the job first
     if not len(matched):
         return []
-    lines = ["", f"### Top {len(matched)} kernels by time change", "", *_compact_kernels(matched), "",
+    lines = ["", f"### Top {len(matched)} kernels by time change", "",
+             *_compact_kernels(matched, labels.loc[matched.index].tolist()), "",
              "<details>", "<summary>Every column (time change in seconds, FLOP/s, bound, match)</summary>", "",
              "| kernel | verdict | time base → head | change | FLOP/s change | of roof base → head | bound | match |",
              "|---|---|---:|---:|---:|---:|---|---|"]
@@ -239,14 +254,9 @@ def short_dims(value: object) -> str | None:
     return ",".join(parts)
 
 
-def _compact_kernels(matched: pd.DataFrame) -> list[str]:
+def _compact_kernels(matched: pd.DataFrame, names: list[str]) -> list[str]:
     """What fits GitHub's ~1,000 px column: the verdict, Δ time %, Δ of roof and the times; a name repeated in the
     table (other launch shapes) carries its short shape ('64×128'), and only there."""
-    from ...core.kernel_labels import distinct_labels
-
-    names = distinct_labels([str(n) for n in matched["kernel_name"]],
-                            [short_dims(g) for g in matched["grid_head"]],
-                            [short_dims(b) for b in matched["block_head"]], 36)
     lines = ["| # | kernel | verdict | Δ time | Δ of roof | time base → head |", "|---:|---|---|---:|---:|---:|"]
     for rank, (row, name) in enumerate(zip(matched.itertuples(index=False), names), start=1):
         verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict)) + (" ✗ gate" if row.gates_failed else "")

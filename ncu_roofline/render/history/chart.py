@@ -8,34 +8,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...core.kernel_names import short_kernel_name
 from .. import vegalite as vl
-from ..compare.markdown import launch_shape
 from ..numbers import time_scale
+from .console import summary_labels
 
 CHART_STEM = "history"
 WIDTH_PX = 640
 HEIGHT_PX = 360
 
 
-def _labels(summary: pd.DataFrame) -> pd.Series:
-    """'gemm (64,1,1)×(128,1,1)': short name and shape, so two kernels of one name never share a legend entry."""
-    names = summary["kernel_name"].fillna("").astype(str).map(short_kernel_name)
-    shapes = [launch_shape(g, b) for g, b in zip(summary["grid"], summary["block"])]
-    labels = [f"{name} {shape}" for name, shape in zip(names, shapes)]
-    seen: dict[str, int] = {}
-    unique = []
-    for label in labels:  # one entry per top kernel: a handful of rows
-        seen[label] = seen.get(label, 0) + 1
-        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
-    return pd.Series(unique, index=summary.index)
-
-
 def history_chart(summary: pd.DataFrame, series: pd.DataFrame, runs: pd.DataFrame, *, top: int = 10,
                   window: int = 10, band_name: str = "mad") -> vl.Spec:
     """`summary` (ordered, with `band_low`/`band_high`), `series` (long rows), `runs` (oldest first)."""
     shown = summary.head(top).copy()
-    shown["label"] = _labels(shown)
+    shown["label"] = summary_labels(summary)[:len(shown)]  # the terminal's name: two groups never share one
     run_order = runs["run_id"].astype(str).tolist()
     points = series[series["series_id"].isin(shown["series_id"])].merge(
         shown[["series_id", "label"]], on="series_id")

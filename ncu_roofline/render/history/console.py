@@ -14,12 +14,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ...core.kernel_labels import distinct_labels
+from ...core.kernel_labels import kernel_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
 from ..analysis.console import print_table
-from ..compare.console import short_dims
 from ..compare.markdown import (
+    short_dims,
     signed_pct,
     signed_points,
     signed_value,
@@ -102,21 +102,27 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
                Col("newest", drop=6), Col("median before", drop=3),
                Col(spark_title, "left", drop=5, legend=f"{spark_title}: {spark_legend(scale)}"),
                Col("Δ of roof", drop=4), Col("bound", "left", drop=2), Col("runs", drop=1))
-    rows, full, grids, blocks = [], [], [], []
+    rows = []
     for rank, (row, values) in enumerate(zip(summary.head(top).itertuples(index=False), series), start=1):
-        full.append(str(row.kernel_name))
-        grids.append(short_dims(row.grid))
-        blocks.append(short_dims(row.block))
         rows.append([str(rank), "", signed_pct(row.time_s_change_pct), fmt_si(row.time_s_newest, "s"),
                      fmt_si(row.time_s_median_before, "s"), sparkline(values, scale),
                      newest_points_text(row), newest_bound_text(row),
                      str(row.runs)])
 
-    def names(max_len: int) -> list[str]:
-        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+    def names(max_len: int) -> list[str]:  # one name per kernel at every width, in history.html too
+        return [for_terminal(n) for n in summary_labels(summary, max_len)[:top]]
 
     return fit_table(columns, rows, width, title=escape(for_terminal(title)), name_index=1, names=names, wide=wide,
                      hint="`--wide` prints every column; `-o DIR` writes them all to history.parquet").table
+
+
+def summary_labels(summary: pd.DataFrame, max_len: int | None = None) -> list[str]:
+    """The one label of each kernel of a history summary (core.kernel_labels) over all its rows: the terminal
+    and history.html print the same name."""
+    from ...core.kernel_labels import LABEL_LEN, display_name
+
+    return kernel_labels([display_name(str(n)) for n in summary["kernel_name"].fillna("")],
+                         [short_dims(g) for g in summary["grid"]], [short_dims(b) for b in summary["block"]], max_len or LABEL_LEN)
 
 
 def gate_line(result: GateResult) -> str:
