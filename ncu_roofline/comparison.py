@@ -211,16 +211,19 @@ def _coverage(app) -> str | None:
 
 
 def run_label(analysis: Analysis) -> str:
-    """How a run is named in messages: its one input file, or the folder that holds its inputs."""
+    """How a run is named in messages: its one input file, or the folder that holds its inputs (relative to the
+    working folder, else by name: core/paths.py)."""
+    from .core.paths import shown_path
+
     paths = [f.path for f in analysis.inputs]
     if len(paths) == 1:
-        return paths[0]
+        return shown_path(paths[0])
     if not paths:
         return "(no inputs)"
     try:
-        return os.path.commonpath(paths) + os.sep
+        return shown_path(os.path.commonpath(paths)) + os.sep
     except ValueError:
-        return f"{paths[0]} and {len(paths) - 1} more"
+        return f"{shown_path(paths[0])} and {len(paths) - 1} more"
 
 
 def _failing_positions(kernels: pd.DataFrame, result: GateResult) -> list[int]:

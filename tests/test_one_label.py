@@ -87,7 +87,7 @@ def test_one_eigen_kernel_reads_the_same_in_every_table_width_the_markdown_and_t
     monkeypatch.delenv("COLUMNS")
     out = tmp_path / "out"
     result = runner.invoke(app, ["analyze", capture, "--gpu", V100, "--rows", "49", "-o", str(out),
-                                 "--summary-md", str(tmp_path / "s.md")])
+                                 "--summary-md", str(tmp_path / "s.md"), "--json", str(tmp_path / "s.json")])
     assert result.exit_code == 0, result.output
     markdown = (tmp_path / "s.md").read_text()
     [md_cell] = re.findall(r"^\| 10 \| `([^`]+)` \|", markdown, flags=re.M)[:1]
@@ -95,10 +95,12 @@ def test_one_eigen_kernel_reads_the_same_in_every_table_width_the_markdown_and_t
     html = (out / "roofline.html").read_text()
     [chart] = set(re.findall(r'"label": ?("10\. [^"]+")', html))
     seen["chart"] = json.loads(chart).removeprefix("10. ")  # the page's JSON escapes … and <
+    seen["json"] = next(k["kernel_label"] for k in json.loads((tmp_path / "s.json").read_text())["kernels"]
+                        if k["rank"] == 10)
     suffixes = {where: _suffix(label) for where, label in seen.items()}
     assert len(set(suffixes.values())) == 1 and next(iter(suffixes.values())), suffixes
     # the Markdown and the chart print the whole label; a table at 80 columns may only fold its base
-    assert seen["markdown"] == seen["chart"] == seen["terminal 160×49"], seen
+    assert seen["markdown"] == seen["chart"] == seen["json"] == seen["terminal 160×49"], seen
 
 
 def test_wide_keeps_the_rank_column_in_a_narrow_terminal(monkeypatch):
@@ -120,3 +122,17 @@ def test_wide_prints_past_the_console_width_with_every_column():
     text = stream.getvalue()
     header = next(line for line in text.splitlines() if "kernel" in line)
     assert header.split()[:4] == ["#", "kernel", "calls", "time"] and "share" in header, text
+
+
+def test_compare_prints_one_name_per_kernel_in_the_terminal_markdown_and_json(tmp_path, monkeypatch):
+    """fixtures/compare has gemm_tile in two launch shapes: grid × block (64×128, 32×128) tells them apart."""
+    base, head = ROOT / "fixtures" / "compare" / "base.csv", ROOT / "fixtures" / "compare" / "head.csv"
+    monkeypatch.setenv("COLUMNS", "120")
+    result = runner.invoke(app, ["compare", str(base), str(head), "--summary-md", str(tmp_path / "c.md"),
+                                 "--json", str(tmp_path / "c.json")])
+    assert result.exit_code == 0, result.output
+    labels = [k["kernel_label"] for k in json.loads((tmp_path / "c.json").read_text())["kernels"]]
+    assert {"gemm_tile(…) [64×128]", "gemm_tile(…) [32×128]"} <= set(labels)
+    markdown = (tmp_path / "c.md").read_text()
+    for label in ("gemm_tile(…) [64×128]", "gemm_tile(…) [32×128]"):
+        assert f"`{label}`" in markdown and label in result.output

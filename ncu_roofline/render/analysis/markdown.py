@@ -105,9 +105,12 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
                                       for line in short]
     lines += ["", *_details("Every column (launches, share, FLOP/s, intensity per level, the limiter's evidence)",
                             full_table(shown, complete, app=app))]
-    if chart:
-        lines += ["", *_details("Chart", [f"![roofline]({chart})" if chart.endswith(".png")
+    if is_url(chart):
+        lines += ["", *_details("Chart", [f"![roofline]({chart})" if is_image(chart)
                                           else f"Chart: [{chart}]({chart})"])]
+    else:  # a local path is a broken link in a step summary: the chart's points as a table instead
+        lines += ["", *_details(f"Roofline chart as a table (top {len(shown)}; `--chart-url` links the image)",
+                                chart_table(shown, complete, chart))]
     if notes:
         lines += ["", *_details("Notes in full (with the ncu commands)",
                                 [f"- {_cell(for_terminal(note))}" for note in notes])]
@@ -163,6 +166,32 @@ def full_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
             + (f" {fmt_si(getattr(row, APP_TIME), 's')} | "
                f"{upper_bound(fmt_si(getattr(row, APP_HEADROOM), 's'), done)} |" if app else "")
             + f" {_cell(for_terminal(_why(row)))} |")
+    return lines
+
+
+def is_url(chart: str | None) -> bool:
+    return bool(chart) and str(chart).startswith(("http://", "https://"))
+
+
+def is_image(chart: str) -> bool:
+    return chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
+
+
+def chart_table(shown: pd.DataFrame, complete: list, chart: str | None) -> list[str]:
+    """What the roofline chart draws, for a summary without its image: each kernel's point (FLOP/s over its
+    intensity at each level) and where it sits under its roof; `chart`, a local file, named as text."""
+    lines = ["| # | kernel | FLOP/s | " + " | ".join(f"AI {display(level)}" for level in LEVELS)
+             + " | bound | of roof |",
+             "|---:|---|---:|" + "---:|" * len(LEVELS) + "---|---:|"]
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown), complete):
+        lines.append(f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
+                     f"{fmt_si(row.flop_per_s, 'FLOP/s')} | "
+                     + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS)
+                     + f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
+                     f"{lower_bound(_pct(row.roofline_fraction), done)} |")
+    if chart:
+        lines += ["", f"The chart itself: {for_markdown_code(chart)} beside this summary (upload it as an artifact "
+                      "and pass its address as `--chart-url`)."]
     return lines
 
 

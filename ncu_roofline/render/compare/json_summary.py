@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...pipeline.gates import GateResult
 from ..jsonout import JSON_SCHEMA_VERSION, clean, records
+from .markdown import compared_labels
 
 COMPARE_KIND = "comparison"
 
@@ -34,7 +35,8 @@ def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[s
         "totals": {metric: {k: clean(v) for k, v in row.items()}
                    for metric, row in totals.to_dict(orient="index").items()},
         "gates": [gate_record(result) for result in info["gates"]],
-        "kernels": records(shown, tuple(shown.columns)),
+        "kernels": [{**entry, "kernel_label": label}  # the name the terminal, Markdown and chart print
+                    for entry, label in zip(records(shown, tuple(shown.columns)), compared_labels(kernels))],
     }
 
 

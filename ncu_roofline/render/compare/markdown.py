@@ -119,7 +119,7 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     if info["warnings"]:
         lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
     lines += _gate_section(info["gates"])
-    if chart:
+    if chart and chart.startswith(("http://", "https://")):
         image = chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
         lines += ["", f"![before → after roofline]({chart})" if image else f"Chart: [{chart}]({chart})"]
     per_launch = per_launch_sentence(kernels)
@@ -130,6 +130,8 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
         lines += ["", for_terminal(app[0]) + ("; app time by kernel:" if app[1:] else
                                               "."), ""] + [f"- {for_terminal(line.strip().split('  ', 1)[1])}" for line in app[1:]]
     lines += _kernel_section(kernels, top)
+    if not (chart and chart.startswith(("http://", "https://"))):  # a local path: a broken link in a step summary
+        lines += _chart_table(kernels, top, chart)
     lines += _added_removed_section(kernels)
     return "\n".join(lines) + "\n"
 
@@ -252,6 +254,35 @@ def short_dims(value: object) -> str | None:
     while len(parts) > 1 and parts[-1] == "1":
         parts.pop()
     return ",".join(parts)
+
+
+def _chart_table(kernels: pd.DataFrame, top: int, chart: str | None) -> list[str]:
+    """What compare.html draws, for a summary without its image: each kernel's move on the roofline (intensity
+    at DRAM and FLOP/s, base → head), the gate's failures first; `chart`, a local file, named as text."""
+    labels = compared_labels(kernels)
+    failed = kernels["gates_failed"].fillna("").astype(str) != ""
+    shown = pd.concat([kernels[failed], kernels[~failed]]).head(top)
+    if not len(shown):
+        return []
+    body = ["| # | kernel | verdict | AI DRAM base → head | FLOP/s base → head | of roof base → head |",
+            "|---:|---|---|---:|---:|---:|"]
+    for rank, (index, row) in enumerate(shown.iterrows(), start=1):
+        verdict = VERDICT_MARKS.get(str(row["verdict"]), str(row["verdict"])) + (" ✗ gate" if failed[index] else "")
+        body.append(f"| {rank} | {for_markdown_code(labels[index], table_cell=True)} | {verdict} | "
+                    f"{_number(row['ai_dram_base'])} → {_number(row['ai_dram_head'])} | "
+                    f"{fmt_si(row['flop_per_s_base'], 'FLOP/s')} → {fmt_si(row['flop_per_s_head'], 'FLOP/s')} | "
+                    f"{fraction_text(row, 'base')} → {fraction_text(row, 'head')} |")
+    if chart:
+        body += ["", f"The chart itself: {for_markdown_code(chart)} beside this summary (upload it as an artifact "
+                     "and pass its address as `--chart-url`)."]
+    return ["", "<details>", f"<summary>Roofline chart as a table (top {len(shown)}; `--chart-url` links the image)"
+            "</summary>", "", *body, "", "</details>"]
+
+
+def _number(value: object) -> str:
+    from ..numbers import format_number
+
+    return format_number(value)
 
 
 def _compact_kernels(matched: pd.DataFrame, names: list[str]) -> list[str]:
