@@ -335,11 +335,13 @@ def test_strict_refuses_a_mismatch_naming_both_files(runs, tmp_path):
     base = runs[0]
     with pytest.raises(InputError) as caught:
         compare(base, analyze(other), strict=True)
-    assert str(BASE) in caught.value.line() and str(other) in caught.value.line()
+    from ncu_roofline.core.paths import shown_path  # relative to the working folder, else the file name
+
+    assert shown_path(BASE) in caught.value.line() and shown_path(other) in caught.value.line()
     assert "GPU differs" in caught.value.line()
 
     result = runner.invoke(app, ["compare", str(BASE), str(other), "--strict"])
-    assert result.exit_code == 2 and str(other) in result.stderr
+    assert result.exit_code == 2 and shown_path(other) in result.stderr
     result = runner.invoke(app, ["compare", str(BASE), str(other), "--rows", "0"])
     assert result.exit_code == 0 and "warning: GPU differs" in result.stderr
 
@@ -551,7 +553,7 @@ def test_folders_are_runs(tmp_path):
     result = runner.invoke(app, ["compare", str(tmp_path / "base"), str(tmp_path / "head"), "--json", "-"])
     assert result.exit_code == 0
     payload = json.loads(result.stdout)
-    assert payload["base"]["label"] == str(tmp_path / "base" / "run.csv")
+    assert payload["base"]["label"] == "run.csv"  # outside the working folder: the file name, no absolute path
     assert payload["counts"]["added"] == 1
 
 

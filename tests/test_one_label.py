@@ -136,3 +136,14 @@ def test_compare_prints_one_name_per_kernel_in_the_terminal_markdown_and_json(tm
     markdown = (tmp_path / "c.md").read_text()
     for label in ("gemm_tile(…) [64×128]", "gemm_tile(…) [32×128]"):
         assert f"`{label}`" in markdown and label in result.output
+
+
+def test_a_failing_gate_names_the_kernel_as_the_tables_do(tmp_path, monkeypatch):
+    """gemm_tile [32×128] is +20 % (50 → 60 µs in fixtures/compare): `time_s>+5%` fails on it, not on [64×128]."""
+    base, head = ROOT / "fixtures" / "compare" / "base.csv", ROOT / "fixtures" / "compare" / "head.csv"
+    monkeypatch.setenv("COLUMNS", "120")
+    result = runner.invoke(app, ["compare", str(base), str(head), "--min-time", "5e-6", "--fail-on", "time_s>+5%",
+                                 "--summary-md", str(tmp_path / "c.md")])
+    assert result.exit_code == 1, result.output
+    assert "FAIL time_s>+5% (4 kernels checked): gemm_tile(…) [32×128] +20.0%" in result.output
+    assert "| `gemm_tile(…) [32×128]` +20.0% |" in (tmp_path / "c.md").read_text()

@@ -24,6 +24,8 @@ def history(
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate on the newest run against the band of the "
                                                              "window, repeatable, with a unit: "
                                                              "'time_s>+5%', 'time_s>+50us'."),
+    label_key: Optional[str] = typer.Option(None, "--label-key", help="Name the chart's runs by this --label "
+                                            "(e.g. 'sha': its first 8 characters), else by run id."),
     window: int = typer.Option(10, "--window", min=1, help="Runs before the newest that make the band."),
     band: str = typer.Option("mad", "--band", help="'mad' (median ± k·1.4826·MAD, the default) or 'minmax'."),
     k: float = typer.Option(3.0, "--k", min=0.0, help="Width of the 'mad' band in MADs (sigma-scaled)."),
@@ -75,7 +77,7 @@ def history(
         time_wide = wide_values(result.series, "time_s", len(result.runs))
         written, to_stdout = write_run(dataset_files(directory), out, lambda: history_bundle(
             runs=result.runs, summary=result.summary, series=result.series, gates=result.gates, metadata=metadata,
-            formats=formats, top=top, window=window, band_name=band), [
+            formats=formats, top=top, window=window, band_name=band, label_key=label_key), [
             (summary_md, lambda: history_markdown(result.summary, time_wide, result.gates, metadata=metadata,
                                                   runs=len(result.runs), newest_run_id=result.newest_run_id,
                                                   top=rows or 10)),

@@ -19,6 +19,8 @@ from .markdown import (
     app_lines,
     bound_text,
     compared_labels,
+    failure_label,
+    labels_by_identity,
     match_text,
     partial_legend,
     per_launch_sentence,
@@ -67,8 +69,9 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
                      ).table
 
 
-def gate_lines(gates: list[GateResult]) -> list[str]:
-    """One rich-markup line per gate, then the overall outcome."""
+def gate_lines(gates: list[GateResult], labels: dict | None = None) -> list[str]:
+    """One rich-markup line per gate, then the overall outcome; `labels` (`labels_by_identity`) names a failing
+    kernel as the table does."""
     lines = []
     for result in gates:
         gate = result.gate
@@ -77,7 +80,8 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
         scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
         detail = ""
         if result.failures:
-            names = [("total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"]))))
+            names = [("total" if gate.scope == "total" else for_terminal(failure_label(f, labels)
+                                                                       or short_kernel_name(str(f["kernel_name"]))))
                      + f" {signed_pct(f['change_pct']) if gate.relative else signed_value(gate.metric, f['change'])}"
                      for f in result.failures[:3]]
             detail = ": " + ", ".join(names) + (f" and {len(result.failures) - 3} more"
@@ -106,5 +110,5 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         console.print(per_launch.replace("`", ""), markup=False, highlight=False)
-    for line in gate_lines(info["gates"]):
+    for line in gate_lines(info["gates"], labels_by_identity(kernels)):
         console.print(line, highlight=False)

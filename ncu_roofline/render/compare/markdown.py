@@ -77,6 +77,21 @@ def compared_labels(kernels: pd.DataFrame, max_len: int | None = None) -> pd.Ser
                      index=kernels.index, dtype=object)
 
 
+def labels_by_identity(kernels: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(kernel_name, grid, block) -> `compared_labels`' name, for the gate failures (which carry the head's
+    shape) to name a kernel as the tables do."""
+    labels = compared_labels(kernels)
+    return {(str(name), str(grid), str(block)): labels[index]
+            for index, name, grid, block in zip(kernels.index, kernels["kernel_name"], kernels["grid_head"],
+                                                kernels["block_head"])}
+
+
+def failure_label(failure: dict, labels: dict | None) -> str | None:
+    """The tables' name of a failing kernel, None where `labels` does not know it."""
+    key = (str(failure.get("kernel_name")), str(failure.get("grid")), str(failure.get("block")))
+    return (labels or {}).get(key)
+
+
 def kernel_label(name: object, grid: object, block: object) -> str:
     shape = "" if pd.isna(grid) and pd.isna(block) else " " + launch_shape(grid, block)
     return f"{for_markdown_code(short_kernel_name(str(name)), table_cell=True)}{_cell(for_terminal(shape))}"
@@ -118,7 +133,7 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
 
     if info["warnings"]:
         lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
-    lines += _gate_section(info["gates"])
+    lines += _gate_section(info["gates"], labels_by_identity(kernels))
     if chart and chart.startswith(("http://", "https://")):
         image = chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
         lines += ["", f"![before → after roofline]({chart})" if image else f"Chart: [{chart}]({chart})"]
@@ -174,7 +189,7 @@ def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
             f"({signed_pct(time['change_pct'])}). Kernels: {tally or 'none'}.")
 
 
-def _gate_section(gates: list[GateResult]) -> list[str]:
+def _gate_section(gates: list[GateResult], labels: dict | None = None) -> list[str]:
     if not gates:
         return []
     lines = ["", "### Gates", "", "| gate | scope | result | checked | failing |", "|---|---|---|---:|---|"]
@@ -184,8 +199,9 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
         for failure in result.failures[:5]:
             value = signed_pct(failure["change_pct"]) if gate.relative else signed_value(gate.metric,
                                                                                           failure["change"])
-            where = "total" if gate.scope == "total" else kernel_label(failure["kernel_name"], failure["grid"],
-                                                                        failure["block"])
+            known = failure_label(failure, labels)  # the tables' name, else the name and its shape
+            where = "total" if gate.scope == "total" else for_markdown_code(known, table_cell=True) if known \
+                else kernel_label(failure["kernel_name"], failure["grid"], failure["block"])
             failing.append(f"{where} {value}")
         if len(result.failures) > 5:
             failing.append(f"and {len(result.failures) - 5} more")
