@@ -30,6 +30,7 @@ def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[s
         "head": {"label": head_label, "metadata": info["head_metadata"]},
         "options": info["options"],
         "warnings": list(info["warnings"]),
+        "capture_settings": info.get("capture_settings", {}),  # clock/cache control per run, 'unknown' unrecorded
         "passed": info["passed"],
         "counts": info["counts"],
         "totals": {metric: {k: clean(v) for k, v in row.items()}

@@ -64,6 +64,13 @@ def launch_shape(grid: object, block: object) -> str:
     return "×".join("—" if pd.isna(v) else str(v) for v in (grid, block)).replace(" ", "")
 
 
+def capture_text(settings: dict) -> str:
+    """'clock control base → base, cache control all → none' ('unknown' where a run does not record it)."""
+    parts = [f"{name.replace('_', ' ')} {sides['base']}"
+             + ("" if sides["base"] == sides["head"] else f" → {sides['head']}") for name, sides in settings.items()]
+    return ", ".join(parts) or "unknown"
+
+
 def compared_labels(kernels: pd.DataFrame, max_len: int | None = None) -> pd.Series:
     """The one label of each compared kernel (core.kernel_labels), over the whole comparison so the terminal, the
     Markdown and compare.html print the same name; a removed kernel is told apart by its base shape."""
@@ -115,7 +122,8 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
              f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
              f"Ceilings: {for_terminal(', '.join(info['ceiling_sources']) or 'none')}. "
-             f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}.",
+             f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}. "
+             f"Capture: {capture_text(info.get('capture_settings', {}))}.",
              "", "| total | base | head | change |", "|---|---:|---:|---:|"]
     partial = totals.loc["kernels_upper_bound"] if "kernels_upper_bound" in totals.index else None
     for metric, label, unit in _TOTAL_ROWS:
