@@ -96,3 +96,20 @@ def test_run_names_fall_back_to_the_id_and_keep_shared_names_apart():
     # both shas start deadbeef: each keeps its id beside it; c has no sha: its id
     assert run_names(runs, "sha") == {"a": "deadbeef (a)", "b": "deadbeef (b)", "c": "c"}
     assert run_names(runs, None) == {"a": "a", "b": "b", "c": "c"}
+
+
+
+def test_history_gate_lines_name_kernels_as_the_table_does(history):
+    import io
+
+    from rich.console import Console
+
+    from ncu_roofline.history.series import wide_values
+    from ncu_roofline.render.history.console import print_history
+
+    stream = io.StringIO()
+    print_history(history.summary, wide_values(history.series, "time_s", len(history.runs)), history.gates,
+                  runs=len(history.runs), newest_run_id=history.newest_run_id, console=Console(file=stream, width=200))
+    [line] = [line for line in stream.getvalue().splitlines() if line.startswith("FAIL")]
+    # 50 → 60 µs is +20.0 % above a band of 50 µs; the [32×128] group, not its [64×128] namesake
+    assert "gemm_tile(…) [32×128] +20.0% above the band" in line

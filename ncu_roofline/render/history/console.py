@@ -122,11 +122,19 @@ def summary_labels(summary: pd.DataFrame, max_len: int | None = None) -> list[st
     from ...core.kernel_labels import LABEL_LEN, display_name
 
     return kernel_labels([display_name(str(n)) for n in summary["kernel_name"].fillna("")],
-                         [short_dims(g) for g in summary["grid"]], [short_dims(b) for b in summary["block"]], max_len or LABEL_LEN)
+                         [short_dims(g) for g in summary["grid"]], [short_dims(b) for b in summary["block"]],
+                         max_len or LABEL_LEN)
 
 
-def gate_line(result: GateResult) -> str:
-    """One rich-markup line: PASS/FAIL, the gate, and the failing kernels with their distance outside the band."""
+def summary_identities(summary: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(kernel_name, grid, block) -> the table's label, for a failing gate to name its kernels as the table does."""
+    return {(str(n), str(g), str(b)): label for n, g, b, label in
+            zip(summary["kernel_name"], summary["grid"], summary["block"], summary_labels(summary))}
+
+
+def gate_line(result: GateResult, labels: dict | None = None) -> str:
+    """One rich-markup line: PASS/FAIL, the gate, and the failing kernels with their distance outside the band
+    (`labels`, `summary_identities`: named as the table names them)."""
     gate = result.gate
     mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
     scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
@@ -134,7 +142,8 @@ def gate_line(result: GateResult) -> str:
     if result.failures:
         parts = []
         for f in result.failures[:3]:
-            name = "total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"])))
+            known = (labels or {}).get((str(f.get("kernel_name")), str(f.get("grid")), str(f.get("block"))))
+            name = "total" if gate.scope == "total" else for_terminal(known or short_kernel_name(str(f["kernel_name"])))
             parts.append(f"{name} {for_terminal(failure_text(gate, f))}")
         detail = ": " + "; ".join(parts) + (f" and {len(result.failures) - 3} more" if len(result.failures) > 3
                                             else "")
@@ -174,8 +183,9 @@ def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[Ga
             summary, time_wide, runs=runs, top=top, width=console.width, wide=wide,
             title=f"{len(summary)} kernels over {runs} runs (newest {newest_run_id}) — "
                   f"top {shown} by time change against the median of earlier runs"), wide=wide)
+    labels = summary_identities(summary) if gates else {}
     for result in gates:
-        console.print(gate_line(result), highlight=False, soft_wrap=True)
+        console.print(gate_line(result, labels), highlight=False, soft_wrap=True)
     if gates:
         console.print("[bold red]gates failed[/]" if any(not r.passed for r in gates) else "[green]all gates passed[/]",
                       highlight=False)
