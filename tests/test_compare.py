@@ -374,7 +374,8 @@ def test_cli_terminal_table_and_gate_lines():
     result = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--min-time", "5e-6", "--fail-on", "time_s>+10%"])
     assert result.exit_code == 1
     assert "regression" in result.stdout and "name_only" in result.stdout
-    assert "FAIL time_s>+10% (4 kernels checked): gemm_tile(…) +20.0%" in result.stdout
+    # named as the table names it: the (32,1,1) group, grid × block telling it from its namesake
+    assert "FAIL time_s>+10% (4 kernels checked): gemm_tile(…) [32×128] +20.0%" in result.stdout
 
 
 def test_cli_outputs(tmp_path):
@@ -403,7 +404,7 @@ def test_cli_outputs(tmp_path):
     summary = md.read_text()
     assert summary.startswith("## ncu-roofline compare\n")
     assert "❌ **1 of 1 gates failed**" in summary
-    assert "| `time_s>+10%` | per kernel | ❌ fail | 4 | `gemm_tile(…)` (32,1,1)×(128,1,1) +20.0% |" in summary
+    assert "| `time_s>+10%` | per kernel | ❌ fail | 4 | `gemm_tile(…) [32×128]` +20.0% |" in summary
     assert "### Added (1)" in summary and "`new_kernel(…)` (8,1,1)×(64,1,1)" in summary
     assert "### Removed (1)" in summary and "`old_kernel(…)`" in summary
     assert "name_only" in summary
