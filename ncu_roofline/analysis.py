@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import pandas as pd
 
 from .core.errors import InputError
+from .core.paths import shown_path, without_absolute_paths
 from .core.version import __version__
 from .core.vocabulary import APP_HEADROOM
 from .pipeline.catalogue import Catalogue, load_catalogue
@@ -64,11 +65,12 @@ class Analysis:
         return {
             "ncu_roofline.schema_version": SCHEMA_VERSION,
             "ncu_roofline.tool_version": __version__,
-            "ncu_roofline.inputs": json.dumps([{"path": f.path, "sha256": f.sha256} for f in self.inputs]),
+            # paths as outputs show them (core/paths.py): never the absolute layout of the machine that ran it
+            "ncu_roofline.inputs": json.dumps([{"path": shown_path(f.path), "sha256": f.sha256} for f in self.inputs]),
             "ncu_roofline.ceilings": json.dumps(sources),
             "ncu_roofline.options": json.dumps(self.options.metadata(), sort_keys=True, default=str),
             "ncu_roofline.notes": json.dumps(self.notes),
-            **({"ncu_roofline.nsys": json.dumps({"path": self.timeline.path, "sha256": self.timeline.sha256,
+            **({"ncu_roofline.nsys": json.dumps({"path": shown_path(self.timeline.path), "sha256": self.timeline.sha256,
                                                  **self.app.summary(top=20)})} if self.app is not None else {}),
         }
 
@@ -214,7 +216,8 @@ def analyze(paths: Iterable[str | Path] | str | Path, *, gpu: str | None = None,
         kernels = model_columns(run.kernels, model_input, model_pairs)
         model_points = place_on_run(model_input, kernels, model_pairs)
     return Analysis(launches=run.launches, kernels=run.kernels if kernels is None else kernels, inputs=digests(),
-                    notes=list(run.notes), options=options, model_points=model_points, model_pairs=model_pairs,
+                    notes=[without_absolute_paths(n) for n in run.notes], options=options,
+                    model_points=model_points, model_pairs=model_pairs,
                     app=run.app, timeline=InputFile(str(nsys), _sha256(Path(nsys))) if nsys is not None else None)
 
 

@@ -90,7 +90,7 @@ class Comparison:
         return {"labels": self.labels, "base_metadata": self.base.metadata(), "head_metadata": self.head.metadata(),
                 "metadata": self.metadata(), "options": self.options, "warnings": self.warnings,
                 "gates": self.gates, "passed": self.passed, "counts": self.counts(),
-                "ceiling_sources": sorted(sources),
+                "ceiling_sources": sorted(sources), "capture_settings": capture_settings(self.base, self.head),
                 **({"timelines": [_coverage(run.app) for run in (self.base, self.head)]}
                    if self.base.app is not None or self.head.app is not None else {})}
 
@@ -182,12 +182,23 @@ def comparability_warnings(base: Analysis, head: Analysis) -> list[str]:
     for column in def_columns:
         differ(f"metric definition of {def_quantity(column)}", _values(base.launches, column),
                _values(head.launches, column))
-    # Cache and clock control change every time; readers that record them (a report's session settings) add
-    # these columns, and a run compared against one without them is checked as far as it says.
-    for column in ("cache_control", "clock_control"):
-        if column in base.launches or column in head.launches:
-            differ(column.replace("_", " "), _values(base.launches, column), _values(head.launches, column))
+    # Cache and clock control change every time; a .ncu-rep records them (readers/capture_settings.py), a CSV
+    # export does not: they are compared where both runs record them (`capture_settings` says the rest).
+    for column in CAPTURE_SETTINGS:
+        b, h = _values(base.launches, column), _values(head.launches, column)
+        if b and h:
+            differ(column.replace("_", " "), b, h)
     return lines
+
+
+CAPTURE_SETTINGS = ("clock_control", "cache_control")
+
+
+def capture_settings(base: Analysis, head: Analysis) -> dict[str, dict[str, str]]:
+    """{'clock_control': {'base': 'base', 'head': 'none'}, ...}: each run's setting, 'unknown' where its inputs
+    do not record it (a CSV export), several joined with ', '."""
+    return {column: {side: ", ".join(sorted(_values(run.launches, column))) or "unknown"
+                     for side, run in (("base", base), ("head", head))} for column in CAPTURE_SETTINGS}
 
 
 def _values(frame: pd.DataFrame, column: str) -> set[str]:
@@ -212,16 +223,19 @@ def _coverage(app) -> str | None:
 
 
 def run_label(analysis: Analysis) -> str:
-    """How a run is named in messages: its one input file, or the folder that holds its inputs."""
+    """How a run is named in messages: its one input file, or the folder that holds its inputs (relative to the
+    working folder, else by name: core/paths.py)."""
+    from .core.paths import shown_path
+
     paths = [f.path for f in analysis.inputs]
     if len(paths) == 1:
-        return paths[0]
+        return shown_path(paths[0])
     if not paths:
         return "(no inputs)"
     try:
-        return os.path.commonpath(paths) + os.sep
+        return shown_path(os.path.commonpath(paths)) + os.sep
     except ValueError:
-        return f"{paths[0]} and {len(paths) - 1} more"
+        return f"{shown_path(paths[0])} and {len(paths) - 1} more"
 
 
 def _failing_positions(kernels: pd.DataFrame, result: GateResult) -> list[int]:

@@ -84,24 +84,27 @@ class History:
         return history_markdown(self.summary, self.time_wide(), self.gates, metadata=self.metadata(),
                                 runs=len(self.runs), newest_run_id=self.newest_run_id, top=top)
 
-    def chart(self, *, top: int = 10, window: int = 10, band_name: str = "mad") -> dict:
-        """The trend chart as a Vega-Lite spec."""
+    def chart(self, *, top: int = 10, window: int = 10, band_name: str = "mad", label_key: str | None = None
+              ) -> dict:
+        """The trend chart as a Vega-Lite spec: the failing runs marked, runs named by `label_key`'s label."""
         from .render.history.chart import history_chart
 
-        return history_chart(self.summary, self.series, self.runs, top=top, window=window, band_name=band_name)
+        return history_chart(self.summary, self.series, self.runs, top=top, window=window, band_name=band_name,
+                             gates=self.gates, label_key=label_key)
 
-    def bundle(self, *, formats: Iterable[str] = (), top: int = 10, window: int = 10, band_name: str = "mad"):
+    def bundle(self, *, formats: Iterable[str] = (), top: int = 10, window: int = 10, band_name: str = "mad",
+               label_key: str | None = None):
         """The files `-o DIR` holds (render/history/outputs.py), rendered, not yet written: a `Bundle`."""
         from .render.history.outputs import history_bundle
 
         return history_bundle(runs=self.runs, summary=self.summary, series=self.series, gates=self.gates,
                               metadata=self.metadata(), formats=tuple(formats), top=top, window=window,
-                              band_name=band_name)
+                              band_name=band_name, label_key=label_key)
 
     def write(self, outdir: str | Path, *, formats: Iterable[str] = (), top: int = 10, window: int = 10,
-              band_name: str = "mad") -> list[Path]:
-        return self.bundle(formats=formats, top=top, window=window, band_name=band_name).write(
-            Path(outdir), self.input_paths)
+              band_name: str = "mad", label_key: str | None = None) -> list[Path]:
+        return self.bundle(formats=formats, top=top, window=window, band_name=band_name,
+                           label_key=label_key).write(Path(outdir), self.input_paths)
 
 
 def trends(directory: str | Path, *, kernel: str | None = None, last: int | None = None,

@@ -335,11 +335,13 @@ def test_strict_refuses_a_mismatch_naming_both_files(runs, tmp_path):
     base = runs[0]
     with pytest.raises(InputError) as caught:
         compare(base, analyze(other), strict=True)
-    assert str(BASE) in caught.value.line() and str(other) in caught.value.line()
+    from ncu_roofline.core.paths import shown_path  # relative to the working folder, else the file name
+
+    assert shown_path(BASE) in caught.value.line() and shown_path(other) in caught.value.line()
     assert "GPU differs" in caught.value.line()
 
     result = runner.invoke(app, ["compare", str(BASE), str(other), "--strict"])
-    assert result.exit_code == 2 and str(other) in result.stderr
+    assert result.exit_code == 2 and shown_path(other) in result.stderr
     result = runner.invoke(app, ["compare", str(BASE), str(other), "--rows", "0"])
     assert result.exit_code == 0 and "warning: GPU differs" in result.stderr
 
@@ -372,7 +374,8 @@ def test_cli_terminal_table_and_gate_lines():
     result = runner.invoke(app, ["compare", str(BASE), str(HEAD), "--min-time", "5e-6", "--fail-on", "time_s>+10%"])
     assert result.exit_code == 1
     assert "regression" in result.stdout and "name_only" in result.stdout
-    assert "FAIL time_s>+10% (4 kernels checked): gemm_tile(…) +20.0%" in result.stdout
+    # named as the table names it: the (32,1,1) group, grid × block telling it from its namesake
+    assert "FAIL time_s>+10% (4 kernels checked): gemm_tile(…) [32×128] +20.0%" in result.stdout
 
 
 def test_cli_outputs(tmp_path):
@@ -401,7 +404,7 @@ def test_cli_outputs(tmp_path):
     summary = md.read_text()
     assert summary.startswith("## ncu-roofline compare\n")
     assert "❌ **1 of 1 gates failed**" in summary
-    assert "| `time_s>+10%` | per kernel | ❌ fail | 4 | `gemm_tile(…)` (32,1,1)×(128,1,1) +20.0% |" in summary
+    assert "| `time_s>+10%` | per kernel | ❌ fail | 4 | `gemm_tile(…) [32×128]` +20.0% |" in summary
     assert "### Added (1)" in summary and "`new_kernel(…)` (8,1,1)×(64,1,1)" in summary
     assert "### Removed (1)" in summary and "`old_kernel(…)`" in summary
     assert "name_only" in summary
@@ -551,7 +554,7 @@ def test_folders_are_runs(tmp_path):
     result = runner.invoke(app, ["compare", str(tmp_path / "base"), str(tmp_path / "head"), "--json", "-"])
     assert result.exit_code == 0
     payload = json.loads(result.stdout)
-    assert payload["base"]["label"] == str(tmp_path / "base" / "run.csv")
+    assert payload["base"]["label"] == "run.csv"  # outside the working folder: the file name, no absolute path
     assert payload["counts"]["added"] == 1
 
 

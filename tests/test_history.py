@@ -67,7 +67,9 @@ def test_two_runs_read_back_with_duckdb_equal_the_kernel_tables(tmp_path, exampl
         assert set(rows["tool_version"]) == {ncu_roofline.__version__}
         assert set(rows["gpu"]) == {"NVIDIA H100 PCIe"}
         inputs = json.loads(rows["inputs"].iloc[0])
-        assert inputs == [{"path": str(EXAMPLE), "sha256": sha}]
+        from ncu_roofline.core.paths import shown_path  # as every output names an input
+
+        assert inputs == [{"path": shown_path(EXAMPLE), "sha256": sha}]
     # run_id lives in the folder name only (Spark refuses a column in both the file and the partition)
     part = next((tmp_path / "kernels" / "run_id=nightly").glob("part-*.parquet"))
     assert "run_id" not in duckdb.sql(f"SELECT * FROM read_parquet('{part}', hive_partitioning=false)").columns

@@ -22,7 +22,7 @@ def frames(times_s: list[float], band: tuple[float, float]) -> tuple[pd.DataFram
 
 
 def y_channel(spec: dict) -> dict:
-    [_, lines] = spec["layer"]
+    [_, _, _, lines, _] = spec["layer"]  # band, its two edges, lines, failed-gate marks
     return lines["encoding"]["y"]
 
 
@@ -35,7 +35,7 @@ def test_times_of_tens_of_microseconds_are_drawn_in_microseconds():
     assert [row["time_s"] for row in spec["datasets"]["times"]] == [3.2e-5, 4.0e-5, 3.2e-5]  # seconds kept
     bands = spec["datasets"]["bands"]
     assert {(row["band_low_scaled"], row["band_high_scaled"]) for row in bands} == {(30.0, 36.0)}
-    [band, lines] = spec["layer"]
+    [band, _, _, lines, _] = spec["layer"]
     assert (band["encoding"]["y"]["field"], band["encoding"]["y2"]["field"]) == ("band_low_scaled", "band_high_scaled")
     tooltip = {line["field"]: line["title"] for line in lines["encoding"]["tooltip"]}
     assert tooltip["time_scaled"] == "time (µs)"

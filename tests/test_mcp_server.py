@@ -115,8 +115,9 @@ def test_the_tools_are_listed_with_typed_inputs(served):
     assert all(tool.description for tool in tools.values())
 
 
-def test_analyze_pages_through_the_same_kernels_as_the_cli(served):
-    expected = cli_json("analyze", EXAMPLE)
+def test_analyze_pages_through_the_same_kernels_as_the_cli(served, history_dir):
+    # from the server's working folder: notes name inputs relative to it (core/paths.py)
+    expected = cli_json("analyze", EXAMPLE, cwd=history_dir.parent)
     pages = [served["answers"][i] for i in range(3)]
     assert [error for error, _ in pages] == [False, False, False]
     kernels = [k for _, page in pages for k in page["kernels"]]

@@ -210,7 +210,8 @@ def test_markdown_summary_is_gfm_tables_that_fit_1000_px(example, tmp_path):
 
     text = example.markdown(top=10)
     tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(text)
-    assert sum(t.type == "table_open" for t in tokens) == 2  # the compact table, and every column in <details>
+    # the compact table, every column in <details>, and the chart as a table in <details> (no --chart-url)
+    assert sum(t.type == "table_open" for t in tokens) == 3
     header = next(line for line in text.splitlines() if line.startswith("| #"))
     assert header == "| # | kernel | time | bound | of roof | headroom | why |"
     assert "<details>" in text and "| AI DRAM | AI L2 | AI L1 | bound |" in text

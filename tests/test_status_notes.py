@@ -72,7 +72,7 @@ def test_a_precision_the_capture_did_not_collect_is_a_run_note_not_a_launch_prob
     # FP64 Fortran on a V100: FP16 and tensor counters are in no launch of the report
     assert not result.launches["status"].str.contains("missing flop_fp16|missing flop_tensor").any()
     assert not result.launches["status"].str.contains("flop_total_lower_bound").any()
-    assert result.notes[0].startswith(f"{path}: the capture holds no counters for FP16, Tensor (unknown on all 5 "
+    assert result.notes[0].startswith(f"{path.name}: the capture holds no counters for FP16, Tensor (unknown on all 5 "
                                       "launches; FLOP totals add up the precisions counted, and stay unknown where those are all "
                                       "zero; the speed of light leaves it out); to count it: "
                                       "ncu --metrics sm__sass_thread_inst_executed_op_hadd_pred_on.sum,")

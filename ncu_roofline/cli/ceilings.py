@@ -62,7 +62,7 @@ def ceilings_show(name: str = typer.Argument(..., help="GPU name or alias, as in
         if as_json:
             sys.stdout.write(json.dumps(described, indent=1, sort_keys=True) + "\n")
         else:
-            stdout.print(gpu_detail_view(described) if sources else gpu_compact_view(described))
+            stdout.print(gpu_detail_view(described) if sources else gpu_compact_view(described), crop=False)
 
 
 @ceilings_app.command("template")

@@ -27,6 +27,8 @@ def history(
     fail_on: List[str] = typer.Option([], "--fail-on", help="Gate on the newest run against the band of the "
                                                              "window, repeatable, with a unit: "
                                                              "'time_s>+5%', 'time_s>+50us'."),
+    label_key: Optional[str] = typer.Option(None, "--label-key", help="Name the chart's runs by this --label "
+                                            "(e.g. 'sha': its first 8 characters), else by run id."),
     window: int = typer.Option(10, "--window", min=1, help="Runs before the newest that make the band."),
     band: str = typer.Option("mad", "--band", help="'mad' (median ± k·1.4826·MAD, the default) or 'minmax'."),
     k: float = typer.Option(3.0, "--k", min=0.0, help="Width of the 'mad' band in MADs (sigma-scaled)."),
@@ -81,7 +83,7 @@ def history(
                         min_time_s=min_time)
         _print_notes(result.notes)
         written, to_stdout = write_run(result.input_paths, out, lambda: result.bundle(
-            formats=formats, top=top, window=window, band_name=band), [
+            formats=formats, top=top, window=window, band_name=band, label_key=label_key), [
             (summary_md, lambda: result.markdown(top=rows or 10)), (json_out, result.json)], subject="history")
         sys.stdout.write(to_stdout)
         if str(json_out) != "-":

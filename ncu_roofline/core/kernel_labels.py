@@ -5,9 +5,15 @@ a `__half` `InitializeMatrix_kernel<…>(…)`) or one kernel launched in two sh
 then cannot tell which bar is which. `distinct_labels` keeps the short form where it is already unique and, for
 each set of groups that share it, adds the part that tells them apart, in this order:
 
-1. the first template/argument token where their full names differ (`InitializeMatrix_kernel<…>(…) [__half]`);
+1. the kernel's own distinguishing word: the first identifier (a functor, a type, a template argument) where its
+   full name differs from the most similar other one (`multi_tensor_apply_kernel<…>(…) [LAMBStage1Functor]`, not
+   the `TensorListMetadata<4>` arity before it); a number only when the names differ in numbers alone;
 2. grid × block, when the names are the same and the launch shapes differ;
 3. a short hash of name, grid and block, the last resort.
+
+`kernel_labels` is the one label of each kernel group that every table, chart, JSON and Markdown prints, at every
+width: it is computed over the whole table (never the rows a width happens to show) at one length, `LABEL_LEN`,
+so `[TensorMap]` at 80 columns is `[TensorMap]` at 160 and in the chart.
 
 Mangled names (`_ZN…`) are demangled for display only, with the pure-Python `itanium_demangler` (no c++filt
 needed); the mangled name stays in the Parquet tables.
@@ -26,6 +32,11 @@ from .kernel_names import short_kernel_name
 # Compiler-made anonymous namespaces (`_GLOBAL__N__64_tmpxft_000032c4_..._201bafc9`) say nothing to a reader.
 _ANON = re.compile(r"\(?_GLOBAL__N_[A-Za-z0-9_]*\)?")
 _SEPARATOR = re.compile(r"[\s<>(),*&:]")
+# A qualified identifier (`Eigen::internal::scalar_sum_op`); compared whole, shown by its last part.
+_WORD = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*")
+_NOISE = frozenset({"const", "volatile", "void", "unsigned", "signed", "struct", "class", "typename"})
+# Every label fits this many cells: the name column of an 80-column table and a chart's axis.
+LABEL_LEN = 38
 
 
 @lru_cache(maxsize=4096)
@@ -75,6 +86,28 @@ def _differing_token(names: Sequence[str], index: int) -> str | None:
     return part[:18] + ("…" if len(part) > 18 else "")
 
 
+def _words(name: str) -> list[str]:
+    return [w for w in _WORD.findall(name) if w not in _NOISE]
+
+
+def _distinguishing_word(names: Sequence[str], index: int) -> str | None:
+    """The identifier of names[index] at the first place its words differ from the most similar other name's
+    (a functor, a type, an op: what a reader recognises), its last `::` part, at most 18 characters; None when
+    the words are the same and only numbers differ."""
+    own = _words(names[index])
+    best = -1
+    for i, other in enumerate(names):
+        if i == index:
+            continue
+        theirs = _words(other)
+        first = next((k for k, (a, b) in enumerate(zip(own, theirs)) if a != b), min(len(own), len(theirs)))
+        best = max(best, first)
+    if best <= 0 or best >= len(own):  # 0: the function's own name differs, a tile shape inside it says how
+        return None
+    word = own[best].rsplit("::", 1)[-1]
+    return word[:18] + ("…" if len(word) > 18 else "")
+
+
 def _hash(*parts: object) -> str:
     return hashlib.sha1("\x1f".join(map(str, parts)).encode("utf-8")).hexdigest()[:6]
 
@@ -85,32 +118,83 @@ def distinct_labels(names: Sequence[str], grids: Sequence[object] | None = None,
 
     Groups are (name, grid, block); identical groups (which the pipeline never makes) may share a label.
     """
-    grids = list(grids) if grids is not None else [None] * len(names)
-    blocks = list(blocks) if blocks is not None else [None] * len(names)
+    names = [str(n) for n in names]
+    grids = [None if g is None else str(g) for g in grids] if grids is not None else [None] * len(names)
+    blocks = [None if b is None else str(b) for b in blocks] if blocks is not None else [None] * len(names)
+    extras = _extras(tuple(names), tuple(grids), tuple(blocks), max_len)
+    return [_label(n, e, max_len) for n, e in zip(names, extras)]
+
+
+def _label(name: str, extra: str | None, max_len: int) -> str:
+    # The base gives way to the distinguishing part so the whole label stays about max_len long.
+    return _fit(short_kernel_name(name, max(16, max_len - len(extra) - 3)), extra) if extra \
+        else short_kernel_name(name, max_len)
+
+
+@lru_cache(maxsize=64)
+def _extras(names: tuple[str, ...], grids: tuple[str | None, ...], blocks: tuple[str | None, ...],
+            max_len: int) -> tuple[str | None, ...]:
+    """The distinguishing part of each group whose short form at `max_len` another group shares (None: none
+    needed). Cached: a table asks for its labels at several widths while it fits."""
     labels = [short_kernel_name(n, max_len) for n in names]
+    extras: list[str | None] = [None] * len(names)
     by_label: dict[str, list[int]] = {}
     for i, label in enumerate(labels):
         by_label.setdefault(label, []).append(i)
-    for label, members in by_label.items():
+    for members in by_label.values():
         if len(members) < 2:
             continue
         group_names = [names[i] for i in members]
         for k, i in enumerate(members):
             same_name = [j for j in members if names[j] == names[i]]
-            extra = _differing_token(group_names, k) if len(same_name) == 1 else None
+            extra = (_distinguishing_word(group_names, k) or _differing_token(group_names, k)) \
+                if len(same_name) == 1 else None
             if extra is None and len({_shape(grids[j], blocks[j]) for j in same_name}) == len(same_name):
                 extra = _shape(grids[i], blocks[i])
-            if extra is None:
-                extra = "#" + _hash(names[i], grids[i], blocks[i])
-            # The base gives way to the distinguishing part so the whole label stays about max_len long.
-            labels[i] = _fit(short_kernel_name(names[i], max(16, max_len - len(extra) - 3)), extra)
+            extras[i] = extra if extra is not None else "#" + _hash(names[i], grids[i], blocks[i])
     # The additions above are unique within each colliding set but may meet another set's label: hash those.
     seen: dict[str, int] = {}
-    for i, label in enumerate(labels):
-        if label in seen and (names[seen[label]], grids[seen[label]], blocks[seen[label]]) != (names[i], grids[i], blocks[i]):
-            labels[i] = _fit(short_kernel_name(names[i], max_len), "#" + _hash(names[i], grids[i], blocks[i]))
-        seen.setdefault(labels[i], i)
-    return labels
+    for i, name in enumerate(names):
+        label = _label(name, extras[i], max_len)
+        j = seen.get(label)
+        if j is not None and (names[j], grids[j], blocks[j]) != (name, grids[i], blocks[i]):
+            extras[i] = "#" + _hash(name, grids[i], blocks[i])
+            label = _label(name, extras[i], max_len)
+        seen.setdefault(label, i)
+    return tuple(extras)
+
+
+def kernel_labels(names: Sequence[str], grids: Sequence[object] | None = None,
+                  blocks: Sequence[object] | None = None, max_len: int = LABEL_LEN) -> list[str]:
+    """The one label of each kernel group, for every output: pass the whole table's groups (the disambiguation
+    looks at all of them, never at the rows one width happens to show), then pick the rows shown.
+
+    Which groups carry a distinguishing part, and which part, is decided once at `LABEL_LEN`; a narrower
+    `max_len` (an 80-column terminal) only folds the base further, and only where no two groups then meet;
+    nothing is ever longer than `LABEL_LEN`.
+    """
+    names = [str(n) for n in names]
+    grids = [None if g is None else str(g) for g in grids] if grids is not None else [None] * len(names)
+    blocks = [None if b is None else str(b) for b in blocks] if blocks is not None else [None] * len(names)
+    extras = _extras(tuple(names), tuple(grids), tuple(blocks), LABEL_LEN)
+    canonical = [_label(n, e, LABEL_LEN) for n, e in zip(names, extras)]
+    if max_len >= LABEL_LEN:
+        return canonical
+    shorter = [_label(n, e, max_len) for n, e in zip(names, extras)]
+    meets: dict[str, str] = {}
+    if any(meets.setdefault(short, full) != full for short, full in zip(shorter, canonical)):
+        return canonical
+    return shorter
+
+
+def table_labels(table: object, max_len: int = LABEL_LEN, *, grid: str = "grid", block: str = "block") -> list[str]:
+    """`kernel_labels` of a kernel table (its `kernel_name`, ncu's `kernel_demangled` where present, `grid`,
+    `block`), row for row."""
+    names = table["kernel_name"].astype(str).tolist()  # type: ignore[index]
+    demangled = table["kernel_demangled"].tolist() if "kernel_demangled" in table else [None] * len(names)  # type: ignore[index, operator]
+    shapes = [table[c].astype("string").tolist() if c in table else None for c in (grid, block)]  # type: ignore[index, operator]
+    return kernel_labels([display_name(n, d if isinstance(d, str) else None) for n, d in zip(names, demangled)],
+                         *shapes, max_len=max_len)
 
 
 def _fit(label: str, extra: str) -> str:

@@ -29,6 +29,8 @@ IDENTITY_COLUMNS: dict[str, str] = {
     "launches": "int64",  # launches this row stands for: 1, or Invocations of a per-kernel summary row
     "reader_notes": "string",  # what the reader could not read for this launch ("" when nothing)
     "ncu_rules": "string",  # NCU's own rule results, a JSON list (readers/ncu_rules.py); null where none stored
+    "clock_control": "string",  # ncu --clock-control of the capture (base, none...); null where not recorded
+    "cache_control": "string",  # ncu --cache-control (all, none); null where not recorded
 }
 
 

@@ -135,7 +135,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 LAUNCH_IDENTITY: tuple[str, ...] = (
     "source_file", "launch_id", "kernel_name", "kernel_demangled", "process_id", "process_name", "device_name",
     "compute_capability", "context", "stream", "grid", "block", "nvtx_range", "workload_type", "launches",
-    "ncu_rules",
+    "ncu_rules", "clock_control", "cache_control",  # capture settings, null where the input does not record them
 )
 KERNEL_IDENTITY: tuple[str, ...] = ("kernel_name", "kernel_demangled", "grid", "block", "device_name",
                                     "compute_capability", "nvtx_range", "launches", "source_files")

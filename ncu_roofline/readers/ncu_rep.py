@@ -407,4 +407,8 @@ def _build(module, path: Path, layout: ReportLayout, actions: list, wanted, prog
     ids["source_file"] = str(path)
     ids["launch_id"] = list(range(n))
     ids["launches"] = 1
+    if layout.commands:  # the capture settings its ncu command line set (readers/capture_settings.py)
+        from .capture_settings import settings_from_command
+
+        ids.update(settings_from_command(layout.commands[0]))
     return finish_launch_table(ids, dict(sorted(metrics.columns.items())), n)

@@ -98,6 +98,7 @@ class ReportLayout:
     walked: bool
     results: list[_Result] = field(default_factory=list)
     processes: dict[int, tuple[str, str]] = field(default_factory=dict)  # pid -> (host, executable path)
+    commands: list[str] = field(default_factory=list)  # the ncu command lines of the session details
     blocks: int = 0
 
     @property
@@ -246,6 +247,10 @@ def _walk_nvr(src: _Source, layout: ReportLayout) -> None:
                                          for k in (1, 2, 5))
         if min(n_sources, n_results, payload) < 0:
             raise _Corrupt(f"block {layout.blocks} has a malformed header")
+        if isinstance(info.get(3), (bytes, bytearray)):  # session details: field 11 is the ncu command line
+            command = next((_text(v) for n, _w, v in _fields(bytes(info[3])) if n == 11), "")
+            if command and command not in layout.commands:
+                layout.commands.append(command)
         if isinstance(info.get(6), (bytes, bytearray)):
             proc = {n: v for n, _w, v in _fields(bytes(info[6]))}
             if isinstance(proc.get(1), int):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ...core.kernel_labels import display_name, distinct_labels
+from ...core.kernel_labels import table_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME
 from ...pipeline.totals import sol_complete
 from ..text.fit import Col, fit_table
@@ -79,12 +79,10 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
     key = SORT_COLUMNS.get(sort, "headroom")
     columns = tuple(replace(c, drop=None) if c.header == key else c for c in columns)
     shown = kernels.head(top)
-    full = [display_name(r[1]) for r in rows]
-    grids, blocks = shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist()
-
     def names(max_len: int) -> list[str]:
-        # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
-        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+        # The one label of each kernel over the whole table (core.kernel_labels): its distinguishing part is the
+        # same at every width, in the chart and in the Markdown.
+        return [for_terminal(n) for n in table_labels(kernels, max_len)[:len(rows)]]
 
     legend = INCOMPLETE_LEGEND if any(map(incomplete, sol_complete(shown).tolist())) else ""
     return fit_table(columns, rows, width, title=title, name_index=1, names=names, footer=legend, wide=wide,

@@ -31,11 +31,15 @@ from ...core.vocabulary import (
 from ...pipeline.limiter import NOT_COLLECTED, agrees_with_ncu, ncu_findings, next_step
 from ...pipeline.run_notes import collect_command
 from ...pipeline.select import kernel_launches, name_mask
+from ..text.fit import Col, fit_table
 from ..text.numbers import format_number, format_si, pct
 from ..text.safe_text import for_terminal
 
 _LAUNCH_COLUMNS = ("launch_id", "source_file", "grid", "block", "time_s", "flop_per_s", "bound", "roofline_fraction",
                    "headroom_s", "limiter")
+# Which launch columns a narrow terminal gives up first (render/fit.py); the id, time and bound always stay.
+_LAUNCH_DROP = {"source_file": 1, "grid": 3, "block": 2, "flop_per_s": 4, "headroom_s": 5, "limiter": 6,
+                "roofline_fraction": 7}
 
 
 def find_kernel(kernels: pd.DataFrame, key: str) -> pd.Series:
@@ -134,14 +138,14 @@ def print_drilldown(outdir: Path, key: str, console: Console, *, verbose: bool =
             roofs.add_row(*_cells(display(term.key), _value(term.peak, row[term.peak])))
     console.print(roofs)
 
-    table = Table(title=f"{len(mine)} launch rows", header_style="bold", box=None, pad_edge=False)
     present = [c for c in _LAUNCH_COLUMNS if c in mine]
-    for column in present:
-        table.add_column(column, overflow="fold")
-    for launch in mine[present].head(50).itertuples(index=False):
-        table.add_row(*_cells(*(Path(str(v)).name if c == "source_file" else _value(c, v)
-                                for c, v in zip(present, launch))))
-    console.print(table)
+    cells = [[for_terminal(Path(str(v)).name if c == "source_file" else _value(c, v)) for c, v in zip(present, launch)]
+             for launch in mine[present].head(50).itertuples(index=False)]
+    # Whole values only: a narrow terminal drops columns (and says which) rather than fold a file name or a number.
+    columns = [Col(c, "left" if c in ("source_file", "bound", "limiter") else "right", drop=_LAUNCH_DROP.get(c))
+               for c in present]
+    console.print(fit_table(columns, cells, console.width, title=f"{len(mine)} launch rows",
+                            hint="launches.parquet in that folder holds every column").table)
     if len(mine) > 50:
         say(f"… {len(mine) - 50} more in {launches_path}")
     say(f"status: {status_in_words(row.get('status'))} (code: {row.get('status')})")

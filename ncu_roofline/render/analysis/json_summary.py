@@ -28,6 +28,13 @@ TOTAL_FIELDS = ("kernels", "launches", "time_s", "time_s_known", "kernels_unknow
                 "unknown_reasons")
 
 
+def _labelled(entries: list[dict], kernels: pd.DataFrame) -> list[dict]:
+    """Each entry with `kernel_label`, the one short name the terminal, the Markdown and the chart print."""
+    from ...core.kernel_labels import table_labels
+
+    return [{**entry, "kernel_label": label} for entry, label in zip(entries, table_labels(kernels))]
+
+
 def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[str, str], *,
                   top: int | None = None, model_points: pd.DataFrame | None = None, app: dict | None = None) -> str:
     """The analysis summary: run notes, totals over all kernels (null where any kernel's value is unknown, with
@@ -41,7 +48,7 @@ def analysis_json(kernels: pd.DataFrame, launches: pd.DataFrame, metadata: dict[
         "metadata": metadata,
         "notes": json.loads(metadata.get("ncu_roofline.notes", "[]")),
         "totals": totals,
-        "kernels": records(shown, KERNEL_FIELDS),
+        "kernels": _labelled(records(shown, KERNEL_FIELDS), kernels),
     }
     if model_points is not None:  # `analyze --points`: the points on the run's roofs
         payload["model_points"] = records(model_points, MODEL_POINT_FIELDS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...core.kernel_labels import display_name, distinct_labels, fold_inputs
+from ...core.kernel_labels import fold_inputs, table_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
 from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals, sol_complete
@@ -82,7 +82,8 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
         "",
     ]
     app = APP_HEADROOM in kernels
-    shown = kernels.head(top)
+    shown = kernels.head(top).copy()
+    shown.attrs["labels"] = table_labels(kernels)[:len(shown)]
     complete = sol_complete(shown).tolist()
     lines += compact_table(shown, complete, app=app)
     if any(map(incomplete, complete)):
@@ -104,9 +105,12 @@ def analysis_markdown(kernels: pd.DataFrame, launches: pd.DataFrame, inputs: lis
                                       for line in short]
     lines += ["", *_details("Every column (launches, share, FLOP/s, intensity per level, the limiter's evidence)",
                             full_table(shown, complete, app=app))]
-    if chart:
-        lines += ["", *_details("Chart", [f"![roofline]({chart})" if chart.endswith(".png")
+    if is_url(chart):
+        lines += ["", *_details("Chart", [f"![roofline]({chart})" if is_image(chart)
                                           else f"Chart: [{chart}]({chart})"])]
+    else:  # a local path is a broken link in a step summary: the chart's points as a table instead
+        lines += ["", *_details(f"Roofline chart as a table (top {len(shown)}; `--chart-url` links the image)",
+                                chart_table(shown, complete, chart))]
     if notes:
         lines += ["", *_details("Notes in full (with the ncu commands)",
                                 [f"- {_cell(for_terminal(note))}" for note in notes])]
@@ -123,17 +127,17 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
 
 
-def _names(shown: pd.DataFrame, max_len: int) -> list[str]:
-    # Two groups of one name (other launch shapes) never share a label: the distinguishing part is kept.
-    return distinct_labels([display_name(str(n)) for n in shown["kernel_name"]],
-                           shown["grid"].astype("string").tolist(), shown["block"].astype("string").tolist(), max_len)
+def _names(shown: pd.DataFrame) -> list[str]:
+    # The one label of each kernel (core.kernel_labels), as the terminal and the chart print it; `shown` carries
+    # it from `analysis_markdown`, which computed it over the whole table.
+    return shown.attrs.get("labels") or table_labels(shown)
 
 
 def compact_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
     """rank, kernel, time, bound, of roof, headroom (app headroom with --nsys), why: what fits 1,000 px."""
     lines = ["| # | kernel | time | bound | of roof | headroom |" + (" app headroom |" if app else "") + " why |",
              "|---:|---|---:|---|---:|---:|" + ("---:|" if app else "") + "---|"]
-    for row, name, done in zip(shown.itertuples(index=False), _names(shown, COMPACT_NAME), complete):
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown), complete):
         lines.append(
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | {fmt_si(row.time_s, 's')} | "
             f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
@@ -151,7 +155,7 @@ def full_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
         "|---:|---|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---|---:|---:|" + ("---:|---:|" if app else "")
         + "---|",
     ]
-    for row, name, done in zip(shown.itertuples(index=False), _names(shown, 60), complete):
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown), complete):
         lines.append(
             f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
             f"{row.launches} | "
@@ -162,6 +166,32 @@ def full_table(shown: pd.DataFrame, complete: list, *, app: bool) -> list[str]:
             + (f" {fmt_si(getattr(row, APP_TIME), 's')} | "
                f"{upper_bound(fmt_si(getattr(row, APP_HEADROOM), 's'), done)} |" if app else "")
             + f" {_cell(for_terminal(_why(row)))} |")
+    return lines
+
+
+def is_url(chart: str | None) -> bool:
+    return bool(chart) and str(chart).startswith(("http://", "https://"))
+
+
+def is_image(chart: str) -> bool:
+    return chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
+
+
+def chart_table(shown: pd.DataFrame, complete: list, chart: str | None) -> list[str]:
+    """What the roofline chart draws, for a summary without its image: each kernel's point (FLOP/s over its
+    intensity at each level) and where it sits under its roof; `chart`, a local file, named as text."""
+    lines = ["| # | kernel | FLOP/s | " + " | ".join(f"AI {display(level)}" for level in LEVELS)
+             + " | bound | of roof |",
+             "|---:|---|---:|" + "---:|" * len(LEVELS) + "---|---:|"]
+    for row, name, done in zip(shown.itertuples(index=False), _names(shown), complete):
+        lines.append(f"| {row.rank} | {for_markdown_code(name, table_cell=True)} | "
+                     f"{fmt_si(row.flop_per_s, 'FLOP/s')} | "
+                     + "".join(f"{format_number(getattr(row, ai_column(level)))} | " for level in LEVELS)
+                     + f"{'—' if pd.isna(row.bound) else unproven(str(row.bound), done)} | "
+                     f"{lower_bound(_pct(row.roofline_fraction), done)} |")
+    if chart:
+        lines += ["", f"The chart itself: {for_markdown_code(chart)} beside this summary (upload it as an artifact "
+                      "and pass its address as `--chart-url`)."]
     return lines
 
 

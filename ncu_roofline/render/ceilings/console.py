@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.padding import Padding
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -61,18 +62,63 @@ def how_derived(info: dict) -> str:
 
 def gpu_detail_view(described: dict) -> Group:
     """`--sources`, top to bottom: roofs, tensor roofs per type, measured figures, inputs, ridge points."""
-    parts = [_roofs(described), _tensor_types(described)]
+    urls: list[str] = []
+    parts = [_roofs(described, urls), _tensor_types(described, urls)]
     if described.get("measured"):
-        parts.append(_measured(described))
+        parts.append(_measured(described, urls))
     if described.get("inputs"):
-        parts.append(_inputs(described))
+        parts.append(_inputs(described, urls))
     if described.get("ridges"):
         parts.append(_ridges(described))
+    # A URL is never cut by a cell: the cell says [n], the URL is printed whole under the tables (a line a narrow
+    # terminal may wrap, but no newline in it: it copies and clicks as one).
+    parts += [Text(f"[{n}] {url}", no_wrap=True, overflow="ignore") for n, url in enumerate(urls, start=1)]
     return Group(*parts)
 
 
-def _source_text(info: dict) -> str:
-    bits = [info.get("source") or ""]
+_URL = re.compile(r"https?://\S+")
+
+
+class _Listing:
+    """A titled listing whose cells wrap between words and never inside one (a value, a metric key, a file name):
+    a table where every column can be as wide as its longest word, else one block per row, its first two cells on
+    one line and each other cell on its own line under them."""
+
+    def __init__(self, title: str, columns: tuple[str, ...]) -> None:
+        self.title, self.columns, self.rows = title, columns, []
+
+    def add_row(self, *cells: str) -> None:
+        self.rows.append(list(cells))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widest = [max([len(h), *(len(w) for r in self.rows for w in Text.from_markup(r[i]).plain.split())])
+                  for i, h in enumerate(self.columns)]
+        if sum(widest) + 3 * len(widest) + 1 <= options.max_width:
+            table = Table(title=self.title, header_style="bold", show_lines=True)
+            for name, width in zip(self.columns, widest):
+                table.add_column(name, min_width=width, overflow="fold")
+            for row in self.rows:
+                table.add_row(*row)
+            yield table
+            return
+        yield Text.from_markup(f"[bold]{self.title}[/bold]")
+        for first, value, *rest in self.rows:
+            yield Text.from_markup(f"{first}  {value}")
+            for name, cell in zip(self.columns[2:], rest):
+                if Text.from_markup(cell).plain:
+                    yield Padding(Text.from_markup(f"[dim]{name}:[/dim] {cell}"), (0, 0, 0, 2))
+
+
+def _source_text(info: dict, urls: list[str]) -> str:
+    """The source, caveat and NCU note of one figure; each URL becomes `[n]`, its number in `urls`."""
+
+    def note(match: re.Match) -> str:
+        url = match.group(0).rstrip(").,;")
+        if url not in urls:
+            urls.append(url)
+        return f"[{urls.index(url) + 1}]" + match.group(0)[len(url):]
+
+    bits = [_URL.sub(note, info.get("source") or "")]
     if info.get("caveat"):
         bits.append(f"caveat: {info['caveat']}")
     if info.get("ncu_factor"):
@@ -85,25 +131,22 @@ def _safe(text: object) -> str:
     return escape(for_terminal(text))
 
 
-def _listing(title: str, columns: tuple[str, ...]) -> Table:
-    """A titled table whose cells fold rather than cut: sources and formulas are long."""
-    table = Table(title=title, header_style="bold", show_lines=True)
-    for name in columns:
-        table.add_column(name, overflow="fold")
-    return table
+def _listing(title: str, columns: tuple[str, ...]) -> _Listing:
+    """Sources and formulas are long: a listing that wraps them between words (`_Listing`)."""
+    return _Listing(title, columns)
 
 
-def _roofs(described: dict) -> Table:
+def _roofs(described: dict, urls: list[str]) -> _Listing:
     table = _listing(f"{_safe(described.get('name'))}: roofs (theoretical)", ("roof", "value", "formula", "source"))
     for key, info in described.get("peaks", {}).items():
         unit = "B/s" if "bytes" in key else "FLOP/s"
         value = info.get("value")
         table.add_row(_safe(key), fmt_si(float(value), unit) if value is not None else "—",
-                      _safe(info.get("derived") or "read, not derived"), _source_text(info))
+                      _safe(info.get("derived") or "read, not derived"), _source_text(info, urls))
     return table
 
 
-def _tensor_types(described: dict) -> Table:
+def _tensor_types(described: dict, urls: list[str]) -> _Listing:
     table = _listing("dense tensor roof per input type (fp16 = FP16/BF16)", ("type", "value", "formula", "source"))
     per_figure = described.get("tensor_peaks", {})
     for kind, value in described.get("tensor_roofs", {}).items():
@@ -111,22 +154,22 @@ def _tensor_types(described: dict) -> Table:
         unit = "OP/s" if kind == "int8" else "FLOP/s"
         table.add_row(display(f"tensor_{kind}"), fmt_si(float(value), unit) if value is not None else "—",
                       _safe(info.get("derived") or ("" if value is None else "read, not derived")),
-                      _source_text(info))
+                      _source_text(info, urls))
     return table
 
 
-def _measured(described: dict) -> Table:
+def _measured(described: dict, urls: list[str]) -> _Listing:
     table = _listing("measured (not roofs)", ("figure", "value", "source"))
     for key, info in described["measured"].items():
-        table.add_row(_safe(key), fmt_si(float(info["value"]), "B/s"), _source_text(info))
+        table.add_row(_safe(key), fmt_si(float(info["value"]), "B/s"), _source_text(info, urls))
     return table
 
 
-def _inputs(described: dict) -> Table:
+def _inputs(described: dict, urls: list[str]) -> _Listing:
     table = _listing("inputs of derived roofs", ("input", "value", "source"))
     for key, info in described["inputs"].items():
         formula = "\n" + _safe(info["derived"]) if info.get("derived") else ""
-        table.add_row(_safe(key), f"{info['value']:g}", _source_text(info) + formula)
+        table.add_row(_safe(key), f"{info['value']:g}", _source_text(info, urls) + formula)
     return table
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ...core.kernel_labels import display_name, distinct_labels
+from ...core.kernel_labels import LABEL_LEN, display_name, table_labels
 from ...core.vocabulary import (
     FALLBACK_PRECISION,
     LEVELS,
@@ -61,7 +61,7 @@ FIT_WIDTHS_PX = (480, 560, 640, 760, 880, 1000, 1120, 1240, 1360, 1480, 1600, 17
 FIT_MAX_HEIGHT_PX = 720
 BARS_WIDTH_PX = 300
 BAR_STEP_PX = 18
-LABEL_MAX_LEN = 40
+LABEL_MAX_LEN = LABEL_LEN  # the one label of each kernel (core.kernel_labels)
 
 
 @dataclass(frozen=True)
@@ -170,8 +170,8 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     kept = table[chosen | in_bars]
     names = [for_chart(display_name(n, d))
              for n, d in zip(kept["kernel_name"], kept.get("kernel_demangled", kept["kernel_name"]))]
-    short = distinct_labels(names, kept["grid"].astype("string").tolist(), kept["block"].astype("string").tolist(),
-                            LABEL_MAX_LEN)
+    every = table_labels(table)  # the one label of each kernel, over the whole table as the terminal prints it
+    short = [for_chart(every[i]) for i in np.flatnonzero((chosen | in_bars).to_numpy())]
     unit = time_unit(kept.loc[in_bars[kept.index].to_numpy(), bar])
     peaks = shared_peaks(table)
     compute = {p: peaks[p] for p in _compute_roofs(table, peaks)}

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from ...compare.changes import COMPARED_PER_LAUNCH
-from ...core.kernel_names import short_kernel_name
 from ...core.vocabulary import LEVELS, PEAK_COLUMNS, ai_column, bytes_column, display
 from ..chart import vegalite as vl
 from ..chart.context import ChartContext
@@ -27,13 +26,14 @@ from ..chart.roofline import LEVEL_COLOURS, LEVEL_SHAPES, ROOFLINE_HEIGHT_PX, RO
 from ..chart.memory_panel import PANEL_NAME, with_panel
 from ..text.numbers import format_number, format_si, pct, signed_pct
 from ..text.safe_text import for_chart
-from .markdown import match_text
+from .markdown import compared_labels, match_text
 from .memory_panel import PANEL_HEADS_VIEW, panel_layout, panel_rows, panel_view
 
 CHART_STEM = "compare"
 HEADS_VIEW = "heads"  # the head points: where hovering picks a kernel and dragging zooms
 VERDICT_COLOURS = {"regression": "#d62728", "improvement": "#2ca02c", "neutral": "#7f7f7f", "added": "#1f77b4",
                    "removed": "#9467bd"}
+FAILED_COLOUR = "#b00020"  # what failed the job: its title lines and its labels
 _TOOLTIP_FIELDS = (("kernel_name", "kernel"), ("shape", "grid × block"), ("verdict", "verdict"),
                    ("match", "match"), ("time", "time"), ("time_change", "time change"), ("performance", "FLOP/s"),
                    ("level", "level"), ("ai", "AI at this level (FLOP/B)"), ("fraction", "of roof"), ("bound", "bound"))
@@ -66,12 +66,33 @@ def _by_rank(rows: pd.DataFrame, column: str, side: str, kernels: pd.DataFrame |
     return pd.to_numeric(rows[f"rank_{side}"].map(by_rank), errors="coerce").astype(float)
 
 
+def _failed(kernels: pd.DataFrame) -> np.ndarray:
+    """Which kernels failed a gate (their `gates_failed` names one or more)."""
+    if "gates_failed" not in kernels:
+        return np.zeros(len(kernels), dtype=bool)
+    return (kernels["gates_failed"].fillna("").astype(str) != "").to_numpy()
+
+
+def failure_lines(comparison_kernels: pd.DataFrame, most: int = 3) -> list[str]:
+    """'✗ gate failed: gemm_tile(…) [32×128], regression +20.0% (time_s>+5%)', the kernels that failed the job,
+    for the top of compare.html and its images (where a reader looks first, above the fold)."""
+    failed = comparison_kernels[_failed(comparison_kernels)]
+    if failed.empty:
+        return []
+    labels = compared_labels(comparison_kernels)
+    parts = [f"{labels[i]}, {row['verdict']} {signed_pct(row['time_s_change_pct'])} ({row['gates_failed']})"
+             for i, row in failed.head(most).iterrows()]
+    more = f"; and {len(failed) - most} more" if len(failed) > most else ""
+    return [for_chart(f"✗ gate failed: {'; '.join(parts)}{more}")]
+
+
 def chosen_kernels(comparison_kernels: pd.DataFrame, top: int) -> pd.DataFrame:
     """The kernels the chart draws, in the comparison's order: the first `top` (largest time change first) and
     every kernel that failed a gate, however far down it is: what a gate judged failing is always drawn."""
     failed = (comparison_kernels["gates_failed"].fillna("").astype(str) != "").to_numpy() \
         if "gates_failed" in comparison_kernels else np.zeros(len(comparison_kernels), dtype=bool)
-    return comparison_kernels[(np.arange(len(comparison_kernels)) < top) | failed].reset_index(drop=True)
+    labelled = comparison_kernels.assign(_label=compared_labels(comparison_kernels).to_numpy())
+    return labelled[(np.arange(len(comparison_kernels)) < top) | failed].reset_index(drop=True)
 
 
 def arrow_rows(comparison_kernels: pd.DataFrame, top: int, base_kernels: pd.DataFrame | None = None,
@@ -102,9 +123,13 @@ def _arrow_rows(rows: pd.DataFrame, level: str, base_kernels: pd.DataFrame | Non
         return [f"{fmt(b)} → {fmt(h)}" for b, h in zip(rows[f"{column}_base"], rows[f"{column}_head"])]
 
     side = np.where(rows["verdict"] == "removed", "base", "head")
+    failed = _failed(rows)
     frame = pd.DataFrame({
         "key": np.arange(len(rows)),
-        "label": [short_kernel_name(for_chart(name), 30) for name in rows["kernel_name"]],
+        # the terminal's and the Markdown's name; a kernel that failed a gate says so, with its verdict
+        "label": [for_chart(f"✗ {label} ({verdict})" if bad else label)
+                  for label, verdict, bad in zip(rows["_label"], rows["verdict"].astype(str), failed)],
+        "failed": failed,
         "kernel_name": rows["kernel_name"].astype(str).map(for_chart),
         "shape": [for_chart(f"{rows.at[i, f'grid_{s}']} × {rows.at[i, f'block_{s}']}") for i, s in enumerate(side)],
         "verdict": rows["verdict"].astype(str),
@@ -208,7 +233,8 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
     labels = {
         "data": arrow_data, "transform": [{"filter": f"datum.has_head && datum.level === '{display(LEVELS[0])}'"}],
         "mark": {"type": "text", "clip": True, "align": "left", "baseline": "middle", "dx": 8, "fontSize": 9},
-        "encoding": {**xy("x_head", "y_head"), "text": vl.channel("label:N"), "opacity": emphasis},
+        "encoding": {**xy("x_head", "y_head"), "text": vl.channel("label:N"), "opacity": emphasis,
+                     "color": {"condition": {"test": "datum.failed", "value": FAILED_COLOUR}, "value": "black"}},
     }
 
     drawn = int(drawn_rows.groupby(arrows["key"]).any().sum())
@@ -257,6 +283,7 @@ def compare_chart(comparison_kernels: pd.DataFrame, *, base_kernels: pd.DataFram
                                           "clear": "pointerout"}, "views": heads},
             {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": [HEADS_VIEW]},
         ],
-        "title": {"text": title, "subtitle": subtitle,
-                  "anchor": "start"},
+        # the gate's failures first, in the title's own lines: above the fold in the page and in every image
+        "title": {"text": [title, *failure_lines(comparison_kernels)], "subtitle": subtitle, "anchor": "start",
+                  **({"color": FAILED_COLOUR} if _failed(comparison_kernels).any() else {})},
     }, datasets)

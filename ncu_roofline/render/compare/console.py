@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ...core.kernel_labels import distinct_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
 from ..text.console import print_table
@@ -19,11 +18,13 @@ from ..text.safe_text import for_terminal
 from .markdown import (
     app_lines,
     bound_text,
+    compared_labels,
+    failure_label,
+    labels_by_identity,
     match_text,
     partial_legend,
     per_launch_sentence,
     points_change_text,
-    short_dims,
     signed_pct,
     signed_value,
 )
@@ -50,32 +51,27 @@ def comparison_table(kernels: pd.DataFrame, totals: pd.DataFrame, labels: tuple[
     title = (f"{base_label} → {head_label}: GPU time{per_launch} {fmt_si(time['base'], 's')} → "
              f"{fmt_si(time['head'], 's')} "
              f"({signed_pct(time['change_pct'])}) — top {min(top, len(kernels))} by time change")
-    rows, full, grids, blocks = [], [], [], []
+    rows = []
     for rank, row in enumerate(kernels.head(top).itertuples(index=False), start=1):
-        side = "base" if row.verdict == "removed" else "head"
         bound = bound_text(row)
         verdict = str(row.verdict)
-        full.append(str(row.kernel_name))
-        grids.append(getattr(row, f"grid_{side}"))
-        blocks.append(getattr(row, f"block_{side}"))
         rows.append([
             str(rank), "", f"[{VERDICT_STYLES.get(verdict, '')}]{verdict}[/]"
             + (" [red]✗ gate[/]" if row.gates_failed else ""),
             f"{signed_pct(row.time_s_change_pct)}" if not pd.isna(row.time_s_change) else "—",
             points_change_text(row), fmt_si(row.time_s_base, "s"), fmt_si(row.time_s_head, "s"),
             signed_pct(row.flop_per_s_change_pct), bound, match_text(row)])
-    grids, blocks = [short_dims(g) for g in grids], [short_dims(b) for b in blocks]
-
-    def names(max_len: int) -> list[str]:
-        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+    def names(max_len: int) -> list[str]:  # one name per kernel at every width, in the Markdown and the chart
+        return [for_terminal(n) for n in compared_labels(kernels, max_len).iloc[:top]]
 
     return fit_table(COLUMNS, rows, width, title=escape(for_terminal(title)), name_index=1, names=names,
                      wide=wide, hint="`--wide` prints every column; `-o DIR` writes them all to compare.parquet"
                      ).table
 
 
-def gate_lines(gates: list[GateResult]) -> list[str]:
-    """One rich-markup line per gate, then the overall outcome."""
+def gate_lines(gates: list[GateResult], labels: dict | None = None) -> list[str]:
+    """One rich-markup line per gate, then the overall outcome; `labels` (`labels_by_identity`) names a failing
+    kernel as the table does."""
     lines = []
     for result in gates:
         gate = result.gate
@@ -84,7 +80,8 @@ def gate_lines(gates: list[GateResult]) -> list[str]:
         scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
         detail = ""
         if result.failures:
-            names = [("total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"]))))
+            names = [("total" if gate.scope == "total" else for_terminal(failure_label(f, labels)
+                                                                       or short_kernel_name(str(f["kernel_name"]))))
                      + f" {signed_pct(f['change_pct']) if gate.relative else signed_value(gate.metric, f['change'])}"
                      for f in result.failures[:3]]
             detail = ": " + ", ".join(names) + (f" and {len(result.failures) - 3} more"
@@ -113,5 +110,5 @@ def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str
     per_launch = per_launch_sentence(kernels)
     if per_launch:
         console.print(per_launch.replace("`", ""), markup=False, highlight=False)
-    for line in gate_lines(info["gates"]):
+    for line in gate_lines(info["gates"], labels_by_identity(kernels)):
         console.print(line, highlight=False)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from ..text.json_values import JSON_SCHEMA_VERSION, clean, gate_record, records
+from .markdown import compared_labels
 
 COMPARE_KIND = "comparison"
 
@@ -28,12 +29,14 @@ def comparison_payload(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[s
         "head": {"label": head_label, "metadata": info["head_metadata"]},
         "options": info["options"],
         "warnings": list(info["warnings"]),
+        "capture_settings": info.get("capture_settings", {}),  # clock/cache control per run, 'unknown' unrecorded
         "passed": info["passed"],
         "counts": info["counts"],
         "totals": {metric: {k: clean(v) for k, v in row.items()}
                    for metric, row in totals.to_dict(orient="index").items()},
         "gates": [gate_record(result) for result in info["gates"]],
-        "kernels": records(shown, tuple(shown.columns)),
+        "kernels": [{**entry, "kernel_label": label}  # the name the terminal, Markdown and chart print
+                    for entry, label in zip(records(shown, tuple(shown.columns)), compared_labels(kernels))],
     }
 
 

@@ -51,6 +51,41 @@ def _bounded_total(cells: tuple[str, ...], metric: str, partial: pd.Series) -> t
     return base, head, change
 
 
+def capture_text(settings: dict) -> str:
+    """'clock control base → base, cache control all → none' ('unknown' where a run does not record it)."""
+    parts = [f"{name.replace('_', ' ')} {sides['base']}"
+             + ("" if sides["base"] == sides["head"] else f" → {sides['head']}") for name, sides in settings.items()]
+    return ", ".join(parts) or "unknown"
+
+
+def compared_labels(kernels: pd.DataFrame, max_len: int | None = None) -> pd.Series:
+    """The one label of each compared kernel (core.kernel_labels), over the whole comparison so the terminal, the
+    Markdown and compare.html print the same name; a removed kernel is told apart by its base shape."""
+    from ...core.kernel_labels import LABEL_LEN, display_name, kernel_labels
+
+    sides = ["base" if str(v) == "removed" else "head" for v in kernels["verdict"]]
+    grids = [short_dims(kernels[f"grid_{s}"].iat[i]) for i, s in enumerate(sides)]
+    blocks = [short_dims(kernels[f"block_{s}"].iat[i]) for i, s in enumerate(sides)]
+    return pd.Series(kernel_labels([display_name(str(n)) for n in kernels["kernel_name"]], grids, blocks,
+                                   max_len or LABEL_LEN),
+                     index=kernels.index, dtype=object)
+
+
+def labels_by_identity(kernels: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(kernel_name, grid, block) -> `compared_labels`' name, for the gate failures (which carry the head's
+    shape) to name a kernel as the tables do."""
+    labels = compared_labels(kernels)
+    return {(str(name), str(grid), str(block)): labels[index]
+            for index, name, grid, block in zip(kernels.index, kernels["kernel_name"], kernels["grid_head"],
+                                                kernels["block_head"])}
+
+
+def failure_label(failure: dict, labels: dict | None) -> str | None:
+    """The tables' name of a failing kernel, None where `labels` does not know it."""
+    key = (str(failure.get("kernel_name")), str(failure.get("grid")), str(failure.get("block")))
+    return (labels or {}).get(key)
+
+
 def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10,
                         chart: str | None = None) -> str:
     """The comparison summary; `info` is `Comparison.info()` (labels, options, warnings, gates, counts...).
@@ -60,7 +95,8 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
     lines = ["## ncu-roofline compare", "", _headline(totals, info), "",
              f"Base: {for_markdown_code(base_label)} → head: {for_markdown_code(head_label)}. "
              f"Ceilings: {for_terminal(', '.join(info['ceiling_sources']) or 'none')}. "
-             f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}.",
+             f"Min time: {fmt_si(float(info['options'].get('min_time_s', 0)), 's')}. "
+             f"Capture: {capture_text(info.get('capture_settings', {}))}.",
              "", "| total | base | head | change |", "|---|---:|---:|---:|"]
     partial = totals.loc["kernels_upper_bound"] if "kernels_upper_bound" in totals.index else None
     for metric, label, unit in _TOTAL_ROWS:
@@ -78,8 +114,8 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
 
     if info["warnings"]:
         lines += ["", "### ⚠️ Not like for like", ""] + [f"- {_cell(for_terminal(w))}" for w in info["warnings"]]
-    lines += _gate_section(info["gates"])
-    if chart:
+    lines += _gate_section(info["gates"], labels_by_identity(kernels))
+    if chart and chart.startswith(("http://", "https://")):
         image = chart.lower().split("?", 1)[0].endswith((".png", ".svg"))
         lines += ["", f"![before → after roofline]({chart})" if image else f"Chart: [{chart}]({chart})"]
     per_launch = per_launch_sentence(kernels)
@@ -90,6 +126,8 @@ def comparison_markdown(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[
         lines += ["", for_terminal(app[0]) + ("; app time by kernel:" if app[1:] else
                                               "."), ""] + [f"- {for_terminal(line.strip().split('  ', 1)[1])}" for line in app[1:]]
     lines += _kernel_section(kernels, top)
+    if not (chart and chart.startswith(("http://", "https://"))):  # a local path: a broken link in a step summary
+        lines += _chart_table(kernels, top, chart)
     lines += _added_removed_section(kernels)
     return "\n".join(lines) + "\n"
 
@@ -132,7 +170,7 @@ def _headline(totals: pd.DataFrame, info: dict[str, Any]) -> str:
             f"({signed_pct(time['change_pct'])}). Kernels: {tally or 'none'}.")
 
 
-def _gate_section(gates: list[GateResult]) -> list[str]:
+def _gate_section(gates: list[GateResult], labels: dict | None = None) -> list[str]:
     if not gates:
         return []
     lines = ["", "### Gates", "", "| gate | scope | result | checked | failing |", "|---|---|---|---:|---|"]
@@ -142,8 +180,9 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
         for failure in result.failures[:5]:
             value = signed_pct(failure["change_pct"]) if gate.relative else signed_value(gate.metric,
                                                                                           failure["change"])
-            where = "total" if gate.scope == "total" else kernel_label(failure["kernel_name"], failure["grid"],
-                                                                        failure["block"])
+            known = failure_label(failure, labels)  # the tables' name, else the name and its shape
+            where = "total" if gate.scope == "total" else for_markdown_code(known, table_cell=True) if known \
+                else kernel_label(failure["kernel_name"], failure["grid"], failure["block"])
             failing.append(f"{where} {value}")
         if len(result.failures) > 5:
             failing.append(f"and {len(result.failures) - 5} more")
@@ -154,12 +193,14 @@ def _gate_section(gates: list[GateResult]) -> list[str]:
 
 
 def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
+    labels = compared_labels(kernels)
     matched = kernels[kernels["match"].notna()]
     failed = matched["gates_failed"].fillna("").astype(str) != ""
     matched = pd.concat([matched[failed], matched[~failed]]).head(top)  # what failed the job first
     if not len(matched):
         return []
-    lines = ["", f"### Top {len(matched)} kernels by time change", "", *_compact_kernels(matched), "",
+    lines = ["", f"### Top {len(matched)} kernels by time change", "",
+             *_compact_kernels(matched, labels.loc[matched.index].tolist()), "",
              "<details>", "<summary>Every column (time change in seconds, FLOP/s, bound, match)</summary>", "",
              "| kernel | verdict | time base → head | change | FLOP/s change | of roof base → head | bound | match |",
              "|---|---|---:|---:|---:|---:|---|---|"]
@@ -182,14 +223,38 @@ def _kernel_section(kernels: pd.DataFrame, top: int) -> list[str]:
     return [*lines, "", "</details>", *(["", legend] if legend else [])]
 
 
-def _compact_kernels(matched: pd.DataFrame) -> list[str]:
+def _chart_table(kernels: pd.DataFrame, top: int, chart: str | None) -> list[str]:
+    """What compare.html draws, for a summary without its image: each kernel's move on the roofline (intensity
+    at DRAM and FLOP/s, base → head), the gate's failures first; `chart`, a local file, named as text."""
+    labels = compared_labels(kernels)
+    failed = kernels["gates_failed"].fillna("").astype(str) != ""
+    shown = pd.concat([kernels[failed], kernels[~failed]]).head(top)
+    if not len(shown):
+        return []
+    body = ["| # | kernel | verdict | AI DRAM base → head | FLOP/s base → head | of roof base → head |",
+            "|---:|---|---|---:|---:|---:|"]
+    for rank, (index, row) in enumerate(shown.iterrows(), start=1):
+        verdict = VERDICT_MARKS.get(str(row["verdict"]), str(row["verdict"])) + (" ✗ gate" if failed[index] else "")
+        body.append(f"| {rank} | {for_markdown_code(labels[index], table_cell=True)} | {verdict} | "
+                    f"{_number(row['ai_dram_base'])} → {_number(row['ai_dram_head'])} | "
+                    f"{fmt_si(row['flop_per_s_base'], 'FLOP/s')} → {fmt_si(row['flop_per_s_head'], 'FLOP/s')} | "
+                    f"{fraction_text(row, 'base')} → {fraction_text(row, 'head')} |")
+    if chart:
+        body += ["", f"The chart itself: {for_markdown_code(chart)} beside this summary (upload it as an artifact "
+                     "and pass its address as `--chart-url`)."]
+    return ["", "<details>", f"<summary>Roofline chart as a table (top {len(shown)}; `--chart-url` links the image)"
+            "</summary>", "", *body, "", "</details>"]
+
+
+def _number(value: object) -> str:
+    from ..text.numbers import format_number
+
+    return format_number(value)
+
+
+def _compact_kernels(matched: pd.DataFrame, names: list[str]) -> list[str]:
     """What fits GitHub's ~1,000 px column: the verdict, Δ time %, Δ of roof and the times; a name repeated in the
     table (other launch shapes) carries its short shape ('64×128'), and only there."""
-    from ...core.kernel_labels import distinct_labels
-
-    names = distinct_labels([str(n) for n in matched["kernel_name"]],
-                            [short_dims(g) for g in matched["grid_head"]],
-                            [short_dims(b) for b in matched["block_head"]], 36)
     lines = ["| # | kernel | verdict | Δ time | Δ of roof | time base → head |", "|---:|---|---|---:|---:|---:|"]
     for rank, (row, name) in enumerate(zip(matched.itertuples(index=False), names), start=1):
         verdict = VERDICT_MARKS.get(str(row.verdict), str(row.verdict)) + (" ✗ gate" if row.gates_failed else "")

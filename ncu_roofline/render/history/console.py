@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ...core.kernel_labels import distinct_labels
+from ...core.kernel_labels import kernel_labels
 from ...core.kernel_names import short_kernel_name
 from ...pipeline.gates import GateResult
 from ..text.changes import short_dims, signed_points, signed_value, value_text
@@ -96,25 +96,39 @@ def history_table(summary: pd.DataFrame, time_wide: pd.DataFrame, *, runs: int, 
                Col("newest", drop=6), Col("median before", drop=3),
                Col(spark_title, "left", drop=5, legend=f"{spark_title}: {spark_legend(scale)}"),
                Col("Δ of roof", drop=4), Col("bound", "left", drop=2), Col("runs", drop=1))
-    rows, full, grids, blocks = [], [], [], []
+    rows = []
     for rank, (row, values) in enumerate(zip(summary.head(top).itertuples(index=False), series), start=1):
-        full.append(str(row.kernel_name))
-        grids.append(short_dims(row.grid))
-        blocks.append(short_dims(row.block))
         rows.append([str(rank), "", signed_pct(row.time_s_change_pct), fmt_si(row.time_s_newest, "s"),
                      fmt_si(row.time_s_median_before, "s"), sparkline(values, scale),
                      newest_points_text(row), newest_bound_text(row),
                      str(row.runs)])
 
-    def names(max_len: int) -> list[str]:
-        return [for_terminal(n) for n in distinct_labels(full, grids, blocks, max_len)]
+    def names(max_len: int) -> list[str]:  # one name per kernel at every width, in history.html too
+        return [for_terminal(n) for n in summary_labels(summary, max_len)[:top]]
 
     return fit_table(columns, rows, width, title=escape(for_terminal(title)), name_index=1, names=names, wide=wide,
                      hint="`--wide` prints every column; `-o DIR` writes them all to history.parquet").table
 
 
-def gate_line(result: GateResult) -> str:
-    """One rich-markup line: PASS/FAIL, the gate, and the failing kernels with their distance outside the band."""
+def summary_labels(summary: pd.DataFrame, max_len: int | None = None) -> list[str]:
+    """The one label of each kernel of a history summary (core.kernel_labels) over all its rows: the terminal
+    and history.html print the same name."""
+    from ...core.kernel_labels import LABEL_LEN, display_name
+
+    return kernel_labels([display_name(str(n)) for n in summary["kernel_name"].fillna("")],
+                         [short_dims(g) for g in summary["grid"]], [short_dims(b) for b in summary["block"]],
+                         max_len or LABEL_LEN)
+
+
+def summary_identities(summary: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(kernel_name, grid, block) -> the table's label, for a failing gate to name its kernels as the table does."""
+    return {(str(n), str(g), str(b)): label for n, g, b, label in
+            zip(summary["kernel_name"], summary["grid"], summary["block"], summary_labels(summary))}
+
+
+def gate_line(result: GateResult, labels: dict | None = None) -> str:
+    """One rich-markup line: PASS/FAIL, the gate, and the failing kernels with their distance outside the band
+    (`labels`, `summary_identities`: named as the table names them)."""
     gate = result.gate
     mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
     scope = "totals" if gate.scope == "total" else f"{result.checked} kernels checked"
@@ -122,7 +136,8 @@ def gate_line(result: GateResult) -> str:
     if result.failures:
         parts = []
         for f in result.failures[:3]:
-            name = "total" if gate.scope == "total" else for_terminal(short_kernel_name(str(f["kernel_name"])))
+            known = (labels or {}).get((str(f.get("kernel_name")), str(f.get("grid")), str(f.get("block"))))
+            name = "total" if gate.scope == "total" else for_terminal(known or short_kernel_name(str(f["kernel_name"])))
             parts.append(f"{name} {for_terminal(failure_text(gate, f))}")
         detail = ": " + "; ".join(parts) + (f" and {len(result.failures) - 3} more" if len(result.failures) > 3
                                             else "")
@@ -162,8 +177,9 @@ def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[Ga
             summary, time_wide, runs=runs, top=top, width=console.width, wide=wide,
             title=f"{len(summary)} kernels over {runs} runs (newest {newest_run_id}) — "
                   f"top {shown} by time change against the median of earlier runs"), wide=wide)
+    labels = summary_identities(summary) if gates else {}
     for result in gates:
-        console.print(gate_line(result), highlight=False, soft_wrap=True)
+        console.print(gate_line(result, labels), highlight=False, soft_wrap=True)
     if gates:
         console.print("[bold red]gates failed[/]" if any(not r.passed for r in gates) else "[green]all gates passed[/]",
                       highlight=False)

@@ -11,6 +11,7 @@ import pandas as pd
 from ...core.vocabulary import AI_COLUMNS, SOL_COMPLETE
 from ...pipeline.gates import GateResult
 from ..text.json_values import JSON_SCHEMA_VERSION, clean, gate_record, records
+from .console import summary_labels
 
 HISTORY_KIND = "history"
 SERIES_FIELDS = ("run_id", "time_s", "roofline_fraction", "headroom_s", "bound", *AI_COLUMNS, "flop_per_s",
@@ -22,7 +23,10 @@ def history_payload(runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFr
     shown = summary if top is None else summary.head(top)
     by_series = {sid: rows for sid, rows in series.groupby("series_id", sort=False)}
     kernels = []
-    for record, sid in zip(records(shown, tuple(c for c in shown.columns if c != "series_id")), shown["series_id"]):
+    labels = summary_labels(summary)  # the name the terminal and history.html print
+    for record, sid, label in zip(records(shown, tuple(c for c in shown.columns if c != "series_id")),
+                                  shown["series_id"], labels):
+        record["kernel_label"] = label
         record["series"] = records(by_series[sid], SERIES_FIELDS) if sid in by_series else []
         kernels.append(record)
     run_rows = runs.assign(run_time=runs["run_time"].map(lambda t: None if pd.isna(t) else

@@ -9,7 +9,10 @@ from rich.table import Table
 def print_table(console: Console, table: Table, *, wide: bool = False) -> None:
     """A fitted table; `--wide` prints it whole, however wide, rather than let the console cut it."""
     if wide:
-        console.print(table, width=max(console.width, console.measure(table, options=console.options.update(
-            width=10_000)).maximum), crop=False)
+        # `print(width=)` never goes past the console's own width (rich then squeezes the narrowest columns, the
+        # rank first, to nothing): a console as wide as the table, on the same stream with the same colours.
+        need = console.measure(table, options=console.options.update(width=10_000)).maximum
+        Console(file=console.file, width=max(console.width, need), force_terminal=console.is_terminal,
+                color_system=console.color_system, no_color=console.no_color).print(table, crop=False)
     else:
         console.print(table)
