@@ -97,7 +97,8 @@ def test_a100_export_without_flop_counters_names_them_once_for_the_run(samples):
     assert len(result.launches) == 11
     # no launch of the capture has FLOP counters: one run-level note with the command, not 11 launch notes
     gaps = [n for n in result.notes if "holds no counters" in n]
-    assert gaps == [f"{path}: the capture holds no counters for FP64, FP32, FP16 (unknown on all 11 launches; "
+    # the note names the file as the façade shows paths: by its name, outside the working folder (core/paths.py)
+    assert gaps == [f"{path.name}: the capture holds no counters for FP64, FP32, FP16 (unknown on all 11 launches; "
                     "FLOP totals add up the precisions counted, and stay unknown where those are all zero; the "
                     "speed of light leaves it out); to count it: ncu --metrics "
                     "sm__sass_thread_inst_executed_op_dadd_pred_on.sum,sm__sass_thread_inst_executed_op_dmul_pred_on"
