@@ -42,6 +42,7 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.values import plain_value
 from ..core.vocabulary import AI_OFF_CHIP, APP_GPU_TIME, APP_HEADROOM, APP_TIME
+from ..readers.units import unit_factor
 
 # with --nsys on both sides also the app columns (per kernel) and the run's GPU time (total: scope)
 GATE_METRICS = ("time_s", "flop_per_s", "roofline_fraction", "headroom_s", "t_sol_s", "flop_total", AI_OFF_CHIP,
@@ -58,13 +59,15 @@ EXAMPLE = "'time_s>+5%', 'time_s>+50us', 'roofline_fraction<-0.05pt', 'total:tim
 # What each gate metric measures; a metric added to GATE_METRICS needs a line here only when its name does not
 # end in `_s` (every `*_s` metric but a rate is a time in seconds).
 DIMENSIONS = {"flop_per_s": "rate", "flop_total": "count", AI_OFF_CHIP: "intensity", "roofline_fraction": "fraction"}
-_PREFIXES = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-UNITS: dict[str, dict[str, float]] = {  # dimension -> unit spelling -> factor to the metric's base unit
-    "time": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9},
-    "rate": {f"{p}FLOP/s": f for p, f in _PREFIXES.items()},
-    "count": {f"{p}FLOP": f for p, f in _PREFIXES.items()},
-    "intensity": {"FLOP/B": 1.0},
-    "fraction": {"pt": 1.0},
+_PREFIXES = ("", "k", "M", "G", "T", "P")
+# dimension -> the unit spellings a threshold may carry; their factors to the metric's base unit are ncu's own unit
+# table's (readers/units.unit_factor), a fraction's points are the fraction itself
+UNITS: dict[str, tuple[str, ...]] = {
+    "time": ("s", "ms", "us", "µs", "ns"),
+    "rate": tuple(f"{p}FLOP/s" for p in _PREFIXES),
+    "count": tuple(f"{p}FLOP" for p in _PREFIXES),
+    "intensity": ("FLOP/B",),
+    "fraction": ("pt",),
 }
 _SPELLED = {"time": "+50us", "rate": "-1TFLOP/s", "count": "+1GFLOP", "intensity": "-0.5FLOP/B",
             "fraction": "<-0.05pt"}
@@ -154,7 +157,8 @@ def parse_gate(text: str) -> Gate:
         return Gate(text=text.strip(), scope=scope, metric=metric, op=match["op"], threshold=threshold,
                     relative=True)
     known = UNITS[kind]
-    factor = known.get(unit, known.get(unit.replace("flop", "FLOP")))
+    spelled = unit if unit in known else unit.replace("flop", "FLOP")
+    factor = None if spelled not in known else 1.0 if kind == "fraction" else unit_factor(spelled)
     if factor is None:
         raise InputError(None, f"--fail-on {text!r}: {unit!r} is not a unit of {metric}; write {spellings}, or "
                                f"use one of {', '.join(['%', *known])}")

@@ -20,9 +20,7 @@ The assumptions (ASSUMPTIONS) travel in every output's metadata.
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -58,6 +56,7 @@ from ..core.vocabulary import (
     display,
 )
 from ..model.place import RoofSet
+from ..pipeline.catalogue import read_toml
 from ..pipeline.rank import speed_of_light, split_by_tensor_type
 from ..roofs.peaks import compute_peak, memory_peak
 
@@ -73,10 +72,9 @@ ASSUMPTIONS: tuple[str, ...] = (
 )
 
 
-@lru_cache(maxsize=1)
 def launch_floor() -> tuple[float, str]:
     """Seconds per launch below which no projected kernel goes, and where that figure comes from."""
-    data = tomllib.loads((METRICS_DIR / PROJECTION_FILE).read_text(encoding="utf-8"))["launch_floor"]
+    data = read_toml(METRICS_DIR / PROJECTION_FILE)["launch_floor"]
     return float(data["seconds_per_launch"]), " ".join(str(data["source"]).split())
 
 
