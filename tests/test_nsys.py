@@ -354,12 +354,10 @@ def test_the_timeline_time_unit_is_read_with_the_ncu_unit_table(tmp_path, unit, 
     assert read_timeline(path).kernels["time_s"].tolist() == pytest.approx([2500.5 * seconds], rel=1e-15)
 
 
-def test_compare_weights_both_runs_by_their_own_timelines(tmp_path):
-    """fixtures/compare: base and head profiles; each its own timeline. reduce_sum ran 1 ms (base) and 0.9 ms
-    (head) over the run, copy_kernel 2 ms in both; the base timeline has 11 ms of a kernel never profiled:
-    base profiled share = (30 + 1 + 2) / 44 = 0.75, head = 1.0. gemm_tile has two launch shapes in each profile and
-    one shapeless row in each CSV: shared, no app time."""
-    base_tl, head_tl = tmp_path / "b.csv", tmp_path / "h.csv"
+def compare_timelines(folder: Path) -> tuple[Path, Path]:
+    """Timelines of fixtures/compare's base and head runs (nsys kernel summaries, ns): the base one has 11 ms of a
+    kernel never profiled; reduce_sum 1 ms -> 0.9 ms, gemm_tile 30 -> 28 ms, copy_kernel 2 ms in both."""
+    base_tl, head_tl = folder / "b.csv", folder / "h.csv"
     base_tl.write_text(timeline_csv([("gemm_tile(float *, const float *, int)", 30_000_000, 300),
                                      ("reduce_sum(const float *, float *, int)", 1_000_000, 100),
                                      ("copy_kernel(float *, const float *)", 2_000_000, 200),
@@ -367,6 +365,15 @@ def test_compare_weights_both_runs_by_their_own_timelines(tmp_path):
     head_tl.write_text(timeline_csv([("gemm_tile(float *, const float *, int)", 28_000_000, 300),
                                      ("reduce_sum(const float *, float *, int)", 900_000, 100),
                                      ("copy_kernel(float *, const float *)", 2_000_000, 200)]))
+    return base_tl, head_tl
+
+
+def test_compare_weights_both_runs_by_their_own_timelines(tmp_path):
+    """fixtures/compare: base and head profiles; each its own timeline. reduce_sum ran 1 ms (base) and 0.9 ms
+    (head) over the run, copy_kernel 2 ms in both; the base timeline has 11 ms of a kernel never profiled:
+    base profiled share = (30 + 1 + 2) / 44 = 0.75, head = 1.0. gemm_tile has two launch shapes in each profile and
+    one shapeless row in each CSV: shared, no app time."""
+    base_tl, head_tl = compare_timelines(tmp_path)
     run = _cli("compare", str(FIXTURES / "compare" / "base.csv"), str(FIXTURES / "compare" / "head.csv"),
                "--nsys", str(base_tl), "--nsys", str(head_tl), "--json", str(tmp_path / "c.json"))
     assert run.returncode == 0, run.stderr

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_nsys import compare_timelines
 
 import ncu_roofline
 from ncu_roofline.readers.nsys import timeline_csv
@@ -76,14 +77,7 @@ def test_sort_time_drops_the_app_ranking_sentence_and_the_bars_show_the_profiles
 def test_compare_says_the_runs_app_time_change_and_gates_on_app_time(tmp_path):
     """Base timeline 30 + 1 + 2 + 11 = 44 ms, head 28 + 0.9 + 2 = 30.9 ms: the run −29.8 %; reduce_sum's app time
     1 ms → 0.9 ms (−10 %) fails `app_time_s<-5%`; `app_time_s>5%` fails nothing."""
-    base_tl, head_tl = tmp_path / "b.csv", tmp_path / "h.csv"
-    base_tl.write_text(timeline_csv([("gemm_tile(float *, const float *, int)", 30_000_000, 300),
-                                     ("reduce_sum(const float *, float *, int)", 1_000_000, 100),
-                                     ("copy_kernel(float *, const float *)", 2_000_000, 200),
-                                     ("other_kernel(int)", 11_000_000, 10)]))
-    head_tl.write_text(timeline_csv([("gemm_tile(float *, const float *, int)", 28_000_000, 300),
-                                     ("reduce_sum(const float *, float *, int)", 900_000, 100),
-                                     ("copy_kernel(float *, const float *)", 2_000_000, 200)]))
+    base_tl, head_tl = compare_timelines(tmp_path)
     args = ("compare", str(FIXTURES / "compare" / "base.csv"), str(FIXTURES / "compare" / "head.csv"),
             "--nsys", str(base_tl), "--nsys", str(head_tl))
     passing = _cli(*args, "--fail-on", "app_time_s>5%")
