@@ -110,6 +110,12 @@ class Analysis:
 
         return run_totals(self.kernels, self.launches)
 
+    def launches_of(self, kernel: pd.Series) -> pd.DataFrame:
+        """The launch rows of one kernel group (a row of `kernels`): its name and, where it has them, grid and block."""
+        from .pipeline.select import kernel_launches
+
+        return kernel_launches(self.launches, kernel)
+
     def append_to_history(self, directory: str | Path | object, *, run_id: str, labels: dict[str, str] | None = None,
                           replace: bool = False) -> list[Path]:
         """This run appended to the history dataset in `directory` (history/store.py) as run `run_id`: a folder, or

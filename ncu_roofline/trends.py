@@ -1,6 +1,8 @@
 """`trends(DIR) -> History`: the façade of `ncu-roofline history`, beside `analyze() -> Analysis` and
 `compare() -> Comparison`, and as symmetric: `json()`, `markdown()`, `chart()`, `bundle()`, `write()`; with
-`sql(DIR, QUERY) -> QueryResult` (`history --sql`) and `repair(DIR)` (`history --repair`) beside it.
+`sql(DIR, QUERY) -> QueryResult` (`history --sql`) and `repair(DIR)` (`history --repair`) beside it, and the checks
+of a history's options that every command taking one (`analyze --history`, `batch`, `history`, the MCP server)
+makes before any input is read: `history_location`, `prepare_run`, `parse_labels`, `band_options`.
 
 The work is `history/report.load_history` (read the dataset, match kernels into series, bands, gates); this holds
 the result and hands its tables to the renderers, so the CLI only parses, calls this, writes the bundle and prints.
@@ -11,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+from .history.sql import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S  # noqa: F401  (`--sql-timeout`'s and `--sql-memory`'s defaults)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,6 +111,37 @@ class History:
                            label_key=label_key).write(Path(outdir), self.input_paths)
 
 
+def history_location(value: str | Path):
+    """Where a `--history` value (or `history DIR`) points: a local folder or an object store's location; an unknown
+    URL scheme is refused in one line (history/location.py)."""
+    from .history.location import history_location as locate
+
+    return locate(value)
+
+
+def prepare_run(location, run_id: str | None, labels: list[str], *, replace: bool = False
+                ) -> tuple[str, dict[str, str]]:
+    """The run id (given, or CI's default) and labels a run will be appended with, checked against the history
+    before any input is read: a bad or taken id fails in a second, not after a long read (history/store.py)."""
+    from .history.store import prepare_run as prepare
+
+    return prepare(location, run_id, labels, replace=replace)
+
+
+def parse_labels(texts: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--label key=value` pairs; a key given twice is refused (history/store.py)."""
+    from .history.store import parse_labels as parse
+
+    return parse(texts)
+
+
+def band_options(*, window: int, band: str, k: float) -> BandOptions:
+    """The noise band a gate is judged against (history/bands.py), checked before any run is read."""
+    from .history.bands import BandOptions
+
+    return BandOptions(window=window, band=band, k=k)
+
+
 def trends(directory: str | Path, *, kernel: str | None = None, last: int | None = None,
            labels: Mapping[str, str] | None = None, gates: Iterable[Gate | str] = (),
            band: BandOptions | None = None, min_time_s: float = 0.0) -> History:
@@ -130,7 +165,7 @@ class QueryResult:
         return frame_json(self.frame)
 
 
-def sql(directory, query: str, *, timeout_s: float, memory_limit: str,
+def sql(directory, query: str, *, timeout_s: float = SQL_TIMEOUT_S, memory_limit: str = SQL_MEMORY_LIMIT,
         on_notes: Callable[[list[str]], None] = lambda notes: None) -> QueryResult:
     """Run a SELECT over the history's views `kernels` and `launches`, sandboxed (history/sql.py: no file or network
     access, a time and memory limit). `on_notes` hears the runs left out (damaged, ambiguous) before the query

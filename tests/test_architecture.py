@@ -152,6 +152,35 @@ def test_layers_only_import_downward():
     assert not wrong, "\n".join(wrong)
 
 
+# What a command may take from below the façades: the error it raises, the words it prints, its version.
+CLI_MAY_IMPORT_FROM_CORE = {"core.errors", "core.vocabulary", "core.version"}
+
+
+def test_the_cli_calls_facades_and_renderers_only():
+    """A command parses, calls its façade (the checks of its options before a read included), writes the bundle and
+    prints through render/: it never reaches into readers/, pipeline/, history/ or the other layers below."""
+    wrong = []
+    for name, path in modules().items():
+        if not name.startswith("cli."):
+            continue
+        for target in imports(path):
+            if (layer(target) in {FACADE, FOLDER_LAYERS["cli"]} or target.startswith("render")
+                    or target in CLI_MAY_IMPORT_FROM_CORE):
+                continue
+            wrong.append(f"{name} imports {target}")
+    assert not wrong, "give the façade (analysis.py, comparison.py, trends.py, modeling.py, batch.py, the " \
+                      "package root) what the command needs:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_cli_check_sees_a_command_reaching_below_the_facades(monkeypatch, tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from ..history.store import parse_labels\n    from ..trends import parse_labels\n")
+    monkeypatch.setattr(__import__(__name__), "module_name", lambda path: "cli.probe")
+    found = imports(probe)
+    assert "history.store" in found and layer("history.store") < FACADE
+    assert layer("trends") == FACADE
+
+
 def test_no_import_circle():
     graph = {}
     for name, path in modules().items():

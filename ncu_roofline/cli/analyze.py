@@ -89,7 +89,7 @@ def analyze(
         out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
         if history is not None:  # a folder, file:// or s3://; another URL is refused here, before any read
-            from ..history.location import history_location
+            from ..trends import history_location
 
             history = history_location(history_arg)
         ceilings = checked_text(ceilings, "--ceilings")
@@ -99,12 +99,12 @@ def analyze(
         if open_html and out is None:
             raise InputError(None, "--open needs -o DIR (the chart is written there)")
         if history is not None:  # a bad or taken run id, or a bad label, fails before any input is read
-            from ..history.store import prepare_run
+            from ..trends import prepare_run
 
             run_id, labels = prepare_run(history, run_id, label, replace=replace)
         nsys = checked_text(nsys, "--nsys")
         if points is None and gpu is None and clock in {"measured", "max"}:  # nothing analyze checks first
-            from ..readers import refuse_unreadable
+            from .. import refuse_unreadable
 
             refuse_unreadable(inputs)  # a file that is no ncu table: the reader's line, before pandas is loaded
         from .. import analyze as run_analysis

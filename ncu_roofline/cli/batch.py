@@ -44,11 +44,9 @@ def batch(
     """One analysis per report, each appended to the history as its own run (id: the file name's stem)."""
     from ..batch import BatchOptions, plan_jobs, run_batch
     from ..batch import skip_existing as split_existing
-    from ..history.store import parse_labels
+    from ..trends import history_location, parse_labels
 
     with user_errors():
-        from ..history.location import history_location
-
         history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)

@@ -63,8 +63,8 @@ def compare(
 ) -> None:
     """Compare two runs kernel by kernel; exit 1 when a --fail-on gate fails."""
     from .. import analyze as run_analysis
+    from .. import parse_gates
     from ..comparison import compare as run_compare
-    from ..pipeline.gates import parse_gates
     from ..render.compare.console import print_comparison
     from ..render.compare.json_summary import comparison_json
     from ..render.compare.markdown import comparison_markdown

@@ -14,6 +14,7 @@ from typing import List, Optional
 import typer
 
 from ..render.outputs import always_written
+from ..trends import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S
 from .common import PATH, SUMMARY_MD, output_options, path, say, say_written, stdout, user_errors, warn, write_run
 
 
@@ -38,9 +39,9 @@ def history(
                                                           "and print the result. Sandboxed: the query sees "
                                                           "those views only, no file or network access "
                                                           "(read_csv, COPY TO, ATTACH are refused)."),
-    sql_timeout: float = typer.Option(60.0, "--sql-timeout", min=0.001, help="--sql: stop the query after this "
+    sql_timeout: float = typer.Option(SQL_TIMEOUT_S, "--sql-timeout", min=0.001, help="--sql: stop the query after this "
                                                                             "many seconds."),
-    sql_memory: str = typer.Option("4GB", "--sql-memory", help="--sql: the most memory the query may hold "
+    sql_memory: str = typer.Option(SQL_MEMORY_LIMIT, "--sql-memory", help="--sql: the most memory the query may hold "
                                                                 "(DuckDB's memory_limit: 512MB, 4GB)."),
     repair: bool = typer.Option(False, "--repair", help="Remove temporary files and uncommitted parts left by "
                                                         "killed writers, commit old-layout runs with a manifest; "
@@ -56,20 +57,17 @@ def history(
     wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide the terminal."),
 ) -> None:
     """Per-kernel trends over the runs of a history folder; noise-aware gates on the newest run."""
-    from ..history.bands import BandOptions
-    from ..history.store import parse_labels
-    from ..pipeline.gates import parse_gates
+    from .. import parse_gates
+    from ..trends import band_options, history_location, parse_labels
 
     with user_errors():
-        from ..history.location import history_location
-
         path(directory, "DIRECTORY")  # not empty
         directory = history_location(directory)  # a folder, file:// or s3://; other URLs are refused
         options = output_options("history", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
         out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         gates = parse_gates(fail_on)
         labels = parse_labels(label)
-        options = BandOptions(window=window, band=band, k=k)
+        options = band_options(window=window, band=band, k=k)
         if repair:
             _repair(directory)
             return

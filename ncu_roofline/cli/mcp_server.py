@@ -142,7 +142,6 @@ def show_tool(session: Session, paths: list[str], kernel: str, *, gpu: Optional[
               ceilings: Optional[str] = None, clock: str = "measured", launches: int = PAGE_DEFAULT
               ) -> dict[str, Any]:
     """One kernel group (its rank, or a regex matching one name, as `show` takes): its JSON entry and launches."""
-    from ..pipeline.select import kernel_launches
     from ..render.analysis.drilldown import find_kernel
     from ..render.text.json_values import records
 
@@ -150,7 +149,7 @@ def show_tool(session: Session, paths: list[str], kernel: str, *, gpu: Optional[
     row = find_kernel(result.kernels, str(kernel).strip())
     payload = json.loads(result.json())
     entry = next(e for e in payload["kernels"] if e["rank"] == int(row["rank"]))
-    mine = kernel_launches(result.launches, row)
+    mine = result.launches_of(row)
     fields = tuple(c for c in LAUNCH_FIELDS if c in mine.columns)
     shown, _ = page(records(mine, fields), None, max(1, min(launches, PAGE_MAX)))
     return {"kernel": entry, "launch_count": len(mine), "launches": shown, "metadata": payload["metadata"],
@@ -165,8 +164,8 @@ def compare_tool(session: Session, base: list[str], head: list[str], *, fail_on:
                  min_time_s: float = 0.0, strict: bool = False, totals: bool = False, gpu: Optional[str] = None,
                  ceilings: Optional[str] = None, clock: str = "measured", limit: int = PAGE_DEFAULT,
                  cursor: Optional[str] = None) -> dict[str, Any]:
+    from .. import parse_gates
     from ..comparison import compare
-    from ..pipeline.gates import parse_gates
     from ..render.compare.json_summary import comparison_json
 
     gates = parse_gates(list(fail_on or []))
@@ -182,16 +181,14 @@ def compare_tool(session: Session, base: list[str], head: list[str], *, fail_on:
 def history_tool(session: Session, directory: str, *, kernel: Optional[str] = None, last: Optional[int] = None,
                  fail_on: Optional[list[str]] = None, sql: Optional[str] = None, limit: int = PAGE_DEFAULT,
                  cursor: Optional[str] = None) -> dict[str, Any]:
-    from ..pipeline.gates import parse_gates
+    from .. import parse_gates
 
     folder = session.roots.check(directory, "directory")
     if sql is not None:
-        from ..history.sql import SQL_MEMORY_LIMIT, SQL_TIMEOUT_S
         from ..trends import sql as run_query
 
         notes: list[str] = []  # the CLI's own checks and limits: an empty query, time and memory bounds
-        answer = run_query(folder, sql, timeout_s=SQL_TIMEOUT_S, memory_limit=SQL_MEMORY_LIMIT,
-                           on_notes=notes.extend)
+        answer = run_query(folder, sql, on_notes=notes.extend)
         rows = json.loads(answer.json())
         shown, next_cursor = page(rows, cursor, limit)
         return {"rows": shown, "row_count": len(rows), "next_cursor": next_cursor, "notes": notes}

@@ -10,10 +10,12 @@ CTE that never ends stops in one line. A query string from a pull request reads 
 from __future__ import annotations
 
 import re
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
+
+if TYPE_CHECKING:  # pandas is loaded by the query, not by `--sql-timeout`'s default (cli/history.py)
+    import pandas as pd
 
 SQL_SANDBOX = ("SET python_enable_replacements = false", "SET enable_external_access = false",
                "SET lock_configuration = true")
@@ -78,7 +80,11 @@ def run_sql(con, query: str, *, timeout_s: float = SQL_TIMEOUT_S, memory_limit: 
     timer.start()
     try:
         result = con.execute(query)
-        return result.df() if result.description else pd.DataFrame()
+        if result.description:
+            return result.df()
+        import pandas as pd
+
+        return pd.DataFrame()
     except duckdb.InterruptException:
         raise InputError(None, f"--sql: stopped after {timeout_s:g} s (the query's time limit; --sql-timeout "
                                "raises it)") from None
