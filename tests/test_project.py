@@ -147,6 +147,15 @@ def test_cli_outputs_json_parquet_markdown_and_chart(samples, tmp_path):
     arrows = spec["datasets"]["arrows"]
     assert {a["gpu"] for a in arrows} == {"NVIDIA H200", "NVIDIA B200"}
     assert all(a["y2"] > a["y"] for a in arrows)  # both GPUs are faster than the V100 for these kernels
+    # Every kernel's arrows start at the same measured point: side by side, not one hidden under the other.
+    for label in {a["label"] for a in arrows}:
+        mine = [a for a in arrows if a["label"] == label]
+        offsets = {a["gpu"]: a["dodge_px"] for a in mine}
+        assert len(set(offsets.values())) == 2 and sum(offsets.values()) == 0, mine
+    rule = next(layer for layer in spec["layer"] if layer.get("data", {}).get("name") == "arrows"
+                and layer["mark"]["type"] == "rule")
+    assert rule["mark"]["xOffset"] == {"expr": "datum.dodge_px"}
+    assert all(len(line) <= 100 for line in spec["title"]["subtitle"])  # lines, not one line cut at the edge
     assert (out / "projection.html").stat().st_size > 0
     text = md.read_text()
     assert "NVIDIA H200: GPU time" in text and "Assumptions" in text

@@ -60,7 +60,14 @@ def chart_points(projected: pd.DataFrame, measured: pd.DataFrame, source_gpu: st
     arrows = pd.DataFrame({"x": arrows[AI_OFF_CHIP], "y": arrows["flop_total"] / arrows["time_now"],
                            "y2": arrows["flop_total"] / arrows["time"], "gpu": arrows["gpu"],
                            "model": arrows["model"], "label": "#" + arrows["rank"].astype(str)})
+    # Side by side, a few pixels apart: every target's arrow starts at the same measured point and would hide the
+    # shorter ones under the longest.
+    order = {gpu: i for i, gpu in enumerate(dict.fromkeys(arrows["gpu"]))}
+    arrows["dodge_px"] = (arrows["gpu"].map(order) - (len(order) - 1) / 2) * ARROW_GAP_PX
     return points, arrows, int(len(kernels) - len(drawable))
+
+
+ARROW_GAP_PX = 5
 
 
 def projection_chart(projected: pd.DataFrame, measured: pd.DataFrame, source_gpu: str,
@@ -69,8 +76,8 @@ def projection_chart(projected: pd.DataFrame, measured: pd.DataFrame, source_gpu
     """Roofs of the profiled GPU and every target, the measured and projected points, arrows between them."""
     points, arrows, no_flop = chart_points(projected, measured, source_gpu, top=top)
     gpus = {source_gpu: dict(source_peaks), **{k: dict(v) for k, v in peaks_by_gpu.items() if k != source_gpu}}
-    subtitle = [f"Measured on {source_gpu}, projected onto {', '.join(g for g in peaks_by_gpu)}: the same FLOPs "
-                "and bytes, at the roof and at the roofline fraction measured"]
+    subtitle = [f"Measured on {source_gpu}, projected onto {', '.join(g for g in peaks_by_gpu)}",
+                "the same FLOPs and bytes, at the roof and at the roofline fraction measured"]
     if no_flop:
         subtitle.append(f"{counted(no_flop, 'kernel group')} of the top {top} did no FLOPs: not drawn "
                         "(see the table)")
@@ -78,7 +85,8 @@ def projection_chart(projected: pd.DataFrame, measured: pd.DataFrame, source_gpu
     xy = spec["layer"][-1]["encoding"]
     xy["shape"]["title"] = "model"
     rule = {"data": {"name": "arrows"}, "mark": {"type": "rule", "clip": True, "strokeWidth": 1.5,
-                                                "strokeDash": [4, 2], "opacity": 0.8},
+                                                "strokeDash": [4, 2], "opacity": 0.8,
+                                                "xOffset": {"expr": "datum.dodge_px"}},
             "encoding": {"x": xy["x"], "y": xy["y"], "y2": {"field": "y2"}, "color": xy["color"],
                          "tooltip": vl.tooltip([("label:N", "kernel"), ("gpu:N", "GPU"), ("model:N", "model")])}}
     labels = {"data": {"name": "arrows"}, "transform": [{"filter": "datum.model == 'at roof'"}],
