@@ -49,7 +49,7 @@ def batch(
     with user_errors():
         from ..history.location import history_location
 
-        history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://
+        history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://, gs://
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)
         if replace and skip_existing:
