@@ -19,22 +19,24 @@ EMULATOR_ENV = "STORAGE_EMULATOR_HOST"
 RETRY_S = 60.0  # transient errors are retried this long (the SDK's default is 120 s; an unreachable host waits it)
 
 
-def client():
+def failures() -> tuple[type[BaseException], ...]:
+    """The SDK's errors: a refusal, no credentials, no endpoint (requests' errors once retries give up). Asked
+    first: without the SDK, the one line that says to install it."""
     try:
-        from google.cloud import storage
+        import requests
+        from google.api_core.exceptions import GoogleAPIError
+        from google.auth.exceptions import GoogleAuthError
+        from google.cloud import storage  # noqa: F401  (the client's)
     except ImportError:
         raise InputError(None, "writing a history to gs:// needs google-cloud-storage: "
                                "pip install 'ncu-roofline[gcs]'") from None
-    return storage.Client()  # ADC; with STORAGE_EMULATOR_HOST set, the emulator and anonymous credentials
-
-
-def failures() -> tuple[type[BaseException], ...]:
-    """The SDK's errors: a refusal, no credentials, no endpoint (requests' errors once retries give up)."""
-    import requests
-    from google.api_core.exceptions import GoogleAPIError
-    from google.auth.exceptions import GoogleAuthError
-
     return GoogleAPIError, GoogleAuthError, requests.RequestException
+
+
+def client():
+    from google.cloud import storage
+
+    return storage.Client()  # ADC; with STORAGE_EMULATOR_HOST set, the emulator and anonymous credentials
 
 
 def _retry():
@@ -77,4 +79,20 @@ def filesystem():
         scheme, _, host = emulator.rpartition("://")
         return pyarrow.fs.GcsFileSystem(anonymous=True, endpoint_override=host.rstrip("/"),
                                         scheme=scheme or "http", retry_time_limit=limit)
+    _check_credentials()
     return pyarrow.fs.GcsFileSystem(retry_time_limit=limit)
+
+
+def _check_credentials() -> None:
+    """No credentials: an `OSError` in a second (as pyarrow's filesystem fails), where pyarrow's own search would
+    retry the metadata server for the whole retry limit and then fail in a paragraph. Needs google-auth (the `gcs`
+    extra); without it pyarrow searches alone."""
+    try:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:
+        return
+    try:
+        google.auth.default()
+    except DefaultCredentialsError as exc:
+        raise OSError(f"no Google Cloud credentials: {(str(exc).splitlines() or [''])[0]}") from None

@@ -93,22 +93,22 @@ def refuse_repair(history: ObjectHistory) -> None:
 
 def manifest_exists(history: ObjectHistory, run_id: str) -> bool:
     store = _store(history)
-    client = store.client()  # first: without the SDK this is the one line that says to install it
+    failures = store.failures()  # first: without the SDK this is the one line that says to install it
     try:
-        return store.exists(client, history.bucket, history.key(RUNS_FOLDER, f"{run_id}.json"))
-    except store.failures() as exc:  # a refusal, no credentials, no endpoint
+        return store.exists(store.client(), history.bucket, history.key(RUNS_FOLDER, f"{run_id}.json"))
+    except failures as exc:  # a refusal, no credentials, no endpoint
         raise _error(history, exc) from None
 
 
 def write_run(history: ObjectHistory, run_id: str, names: dict[str, str], payloads: dict[str, bytes]) -> list[str]:
     """Put the two parts, then the manifest create-only; return the parts' URLs."""
     store = _store(history)
-    client = store.client()
     failures = store.failures()
     manifest_key = history.key(RUNS_FOLDER, f"{run_id}.json")
     manifest = manifest_bytes(run_id, names)
     written: list[str] = []
     try:
+        client = store.client()
         for table in ("launches", "kernels"):
             key = history.key(table, f"run_id={run_id}", names[table])
             store.put(client, history.bucket, key, payloads[table])
@@ -153,9 +153,9 @@ def read_committed(history: ObjectHistory, wanted: tuple[str, ...]) -> tuple[dic
     import pyarrow.fs
     import pyarrow.parquet as pq
 
-    fs = _store(history).filesystem()
     base = f"{history.bucket}/{history.prefix}".rstrip("/")
     try:
+        fs = _store(history).filesystem()
         listed = fs.get_file_info(pyarrow.fs.FileSelector(f"{base}/{RUNS_FOLDER}", allow_not_found=True))
     except (OSError, pa.ArrowException) as exc:
         raise _error(history, exc) from None

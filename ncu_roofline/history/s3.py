@@ -13,20 +13,22 @@ _TAKEN = ("PreconditionFailed", "ConditionalRequestConflict")  # If-None-Match: 
 _MISSING = ("404", "NoSuchKey", "NotFound")
 
 
-def client():
+def failures() -> tuple[type[BaseException], ...]:
+    """The SDK's errors: a refusal, no credentials, no endpoint. Asked first: without the SDK, the one line that
+    says to install it."""
     try:
-        import boto3
-        from botocore.config import Config
+        import boto3  # noqa: F401  (the client's)
+        from botocore.exceptions import BotoCoreError, ClientError
     except ImportError:
         raise InputError(None, "writing a history to s3:// needs boto3: pip install 'ncu-roofline[s3]'") from None
-    return boto3.client("s3", config=Config(retries={"mode": "standard"}))
-
-
-def failures() -> tuple[type[BaseException], ...]:
-    """The SDK's errors: a refusal, no credentials, no endpoint."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
     return ClientError, BotoCoreError
+
+
+def client():
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("s3", config=Config(retries={"mode": "standard"}))
 
 
 def _code(exc: BaseException) -> str:
