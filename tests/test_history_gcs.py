@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -168,3 +169,19 @@ def test_no_credentials_is_one_line_naming_the_history(tmp_path, monkeypatch):
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(missing))
     for line in _store_failures("gs://b/ci"):
         assert str(missing) in line, line
+
+
+def test_without_the_gcs_extra_a_write_says_what_to_install_and_a_read_needs_none(bucket, monkeypatch):
+    """google-cloud-storage is the `gcs` extra and writes only: without it a write is one line saying what to
+    install, and a bucket already written still reads (pyarrow's filesystem, in the base install)."""
+    url = bucket.url("ci")
+    assert analyze(url, "r1").exit_code == 0
+    import google.cloud
+
+    monkeypatch.setitem(sys.modules, "google.cloud.storage", None)  # importing it: ImportError
+    monkeypatch.delattr(google.cloud, "storage")
+    result = analyze(url, "r2")
+    assert result.exit_code == 2, result.stdout
+    assert result.stderr.splitlines() == ["ncu-roofline: error: writing a history to gs:// needs "
+                                          "google-cloud-storage: pip install 'ncu-roofline[gcs]'"]
+    assert_whole(per_run(url), {"r1"})
