@@ -133,6 +133,40 @@ def test_a_retried_manifest_put_whose_first_try_landed_is_a_commit_not_a_taken_i
     assert_whole(per_run(url), {"r1"})
 
 
+@pytest.mark.parametrize("landed", [True, False], ids=["landed", "lost"])
+def test_a_manifest_put_that_fails_outright_commits_only_if_it_landed(bucket, monkeypatch, landed):
+    """The manifest put raises (the connection drops) after it landed, or before: the writer reads the manifest
+    back. Landed: the run is committed (exit 0, its parts kept). Lost: one line, exit 2, no manifest, and its
+    parts removed (known to be no run's)."""
+    import requests
+
+    from ncu_roofline.history import gcs
+
+    real_put = gcs.put
+
+    def put_then_drop(client, bucket_name, key, body, *, if_absent=False):
+        if not if_absent:
+            return real_put(client, bucket_name, key, body)
+        if landed:
+            real_put(client, bucket_name, key, body, if_absent=True)
+        raise requests.ConnectionError("connection reset by peer")
+
+    monkeypatch.setattr(gcs, "put", put_then_drop)
+    url = bucket.url("ci")
+    result = analyze(url, "r1")
+    monkeypatch.undo()
+    parts = [k for k in bucket.keys() if "/run_id=r1/part-" in k]
+    if landed:
+        assert result.exit_code == 0, result.stderr
+        assert len(parts) == 2
+        assert_whole(per_run(url), {"r1"})
+    else:
+        assert result.exit_code == 2, result.stdout
+        assert result.stderr.splitlines() == [f"ncu-roofline: error: {url}: the object store failed or refused: "
+                                              "connection reset by peer"]
+        assert parts == [] and "ci/_runs/r1.json" not in bucket.keys()
+
+
 def _store_failures(url: str) -> list[str]:
     """The stderr line of a write (`analyze --history`) and of a read (`history`) of `url`, each exiting 2."""
     lines = []

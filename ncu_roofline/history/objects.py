@@ -101,11 +101,18 @@ def manifest_exists(history: ObjectHistory, run_id: str) -> bool:
 
 
 def write_run(history: ObjectHistory, run_id: str, names: dict[str, str], payloads: dict[str, bytes]) -> list[str]:
-    """Put the two parts, then the manifest create-only; return the parts' URLs."""
+    """Put the two parts, then the manifest create-only; return the parts' URLs.
+
+    A manifest put that fails its precondition, or fails outright, may have landed on an earlier try (the SDKs retry
+    after a lost answer): the manifest there is read back, and if it names this writer's parts (unique names) the
+    run is committed. The parts are removed only when the manifest is known not to be ours: after a failure whose
+    outcome is unknown they stay (never read unless a manifest names them)."""
     store = _store(history)
     failures = store.failures()
     manifest_key = history.key(RUNS_FOLDER, f"{run_id}.json")
     manifest = manifest_bytes(run_id, names)
+    urls = [f"{history.scheme}://{history.bucket}/{history.key(table, f'run_id={run_id}', names[table])}"
+            for table in ("kernels", "launches")]
     written: list[str] = []
     try:
         client = store.client()
@@ -113,21 +120,35 @@ def write_run(history: ObjectHistory, run_id: str, names: dict[str, str], payloa
             key = history.key(table, f"run_id={run_id}", names[table])
             store.put(client, history.bucket, key, payloads[table])
             written.append(key)
-        if os.environ.get(PAUSE_BEFORE_MANIFEST_ENV):
-            time.sleep(float(os.environ[PAUSE_BEFORE_MANIFEST_ENV]))
-        if not store.put(client, history.bucket, manifest_key, manifest, if_absent=True) \
-                and not _ours(store, history, manifest_key, manifest):
-            refuse_taken(history, run_id)
-    except (*failures, InputError) as exc:
-        for key in written:  # ours alone (unique names); best effort, and invisible to readers anyway
-            try:
-                store.delete(client, history.bucket, key)
-            except failures:
-                pass
-        if isinstance(exc, InputError):
-            raise
+    except failures as exc:
+        if written:
+            _remove(store, client, history, written, failures)
         raise _error(history, exc) from None
-    return [f"{history.scheme}://{history.bucket}/{key}" for key in written[::-1]]
+    if os.environ.get(PAUSE_BEFORE_MANIFEST_ENV):
+        time.sleep(float(os.environ[PAUSE_BEFORE_MANIFEST_ENV]))
+    try:
+        if store.put(client, history.bucket, manifest_key, manifest, if_absent=True):
+            return urls
+        failure = None  # the precondition failed: a manifest is there
+    except failures as exc:
+        failure = exc
+    ours = _ours(store, history, manifest_key, manifest)
+    if ours:
+        return urls
+    if ours is False:  # another writer's manifest, or none: our parts are garbage
+        _remove(store, client, history, written, failures)
+    if failure is None:
+        refuse_taken(history, run_id)
+    raise _error(history, failure) from None
+
+
+def _remove(store, client, history: ObjectHistory, keys: list[str], failures) -> None:
+    """Our own parts (unique names); best effort, and invisible to readers anyway."""
+    for key in keys:
+        try:
+            store.delete(client, history.bucket, key)
+        except failures:
+            pass
 
 
 def _head(fs, path: str) -> bytes:
@@ -136,14 +157,17 @@ def _head(fs, path: str) -> bytes:
         return stream.read(64 * 1024 + 1)
 
 
-def _ours(store, history: ObjectHistory, key: str, manifest: bytes) -> bool:
-    """Whether the manifest at `key` is this writer's (unique part names): a retried put whose first one landed."""
+def _ours(store, history: ObjectHistory, key: str, manifest: bytes) -> bool | None:
+    """Whether the manifest at `key` is this writer's (its part names are unique): False when it is another's or
+    absent, None when it cannot be read."""
     import pyarrow as pa
 
     try:
         return _head(store.filesystem(), f"{history.bucket}/{key}") == manifest
-    except (OSError, pa.ArrowException):
+    except FileNotFoundError:
         return False
+    except (OSError, pa.ArrowException):
+        return None
 
 
 def read_committed(history: ObjectHistory, wanted: tuple[str, ...]) -> tuple[dict[str, list], list[str], list[str]]:
