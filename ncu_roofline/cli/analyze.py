@@ -88,7 +88,7 @@ def analyze(
         options = output_options("analysis", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
         out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         history, points = path(history_arg, "--history"), path(points_arg, "--points")
-        if history is not None:  # a folder, file:// or s3://; another URL is refused here, before any read
+        if history is not None:  # a folder, file://, s3:// or gs://; another URL is refused here, before any read
             from ..trends import history_location
 
             history = history_location(history_arg)

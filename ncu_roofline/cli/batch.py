@@ -47,7 +47,7 @@ def batch(
     from ..trends import history_location, parse_labels
 
     with user_errors():
-        history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://
+        history_dir = history_location(path(history_arg, "--history") and history_arg)  # folder, file://, s3://, gs://
         ceilings, nsys = checked_text(ceilings, "--ceilings"), checked_text(nsys, "--nsys")
         groups = grouping(group_by)
         if replace and skip_existing:

@@ -21,7 +21,7 @@ from .common import PATH, SUMMARY_MD, output_options, path, say, say_written, st
 def history(
     directory: str = typer.Argument(..., click_type=PATH, show_default=False,
                                     help="The history folder (`analyze --history DIR`, `batch`), file:///path "
-                                         "or s3://bucket/prefix."),
+                                         "s3://bucket/prefix or gs://bucket/prefix."),
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Only kernels whose name matches this regex."),
     last: Optional[int] = typer.Option(None, "--last", min=1, help="Only the newest N runs."),
     label: List[str] = typer.Option([], "--label", help="Only runs with this label, repeatable: key=value."),
@@ -62,7 +62,7 @@ def history(
 
     with user_errors():
         path(directory, "DIRECTORY")  # not empty
-        directory = history_location(directory)  # a folder, file:// or s3://; other URLs are refused
+        directory = history_location(directory)  # a folder, file://, s3:// or gs://; other URLs are refused
         options = output_options("history", out_arg, fmt, summary_md=summary_md_arg, json=json_arg)
         out, summary_md, json_out, formats = options.out, options.summary_md, options.json, options.formats
         gates = parse_gates(fail_on)

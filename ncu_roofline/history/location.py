@@ -1,5 +1,6 @@
-"""Where a history is: `--history` and `history DIR` take a folder, a `file://` URL or `s3://bucket/prefix`
-(history/objects.py); any other URL scheme is refused in one line (docs/history.md, "Object stores")."""
+"""Where a history is: `--history` and `history DIR` take a folder, a `file://` URL, `s3://bucket/prefix` or
+`gs://bucket/prefix` (history/objects.py); any other URL scheme is refused in one line (docs/history.md, "Object
+stores")."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/+(.*)$", re.DOTALL)  # a scheme 
 
 def history_location(directory: str | Path):
     """Where a `--history` value (or `history DIR`) points: a local `Path` (a path, or a `file://` URL), or an
-    `objects.ObjectHistory` (`s3://bucket/prefix`). Any other URL scheme is refused in one line rather than
-    written to a local folder named `gs:` (a `Path` has already folded `s3://b` into `s3:/b`: both spellings are
-    read). See docs/history.md, "Object stores"."""
+    `objects.ObjectHistory` (`s3://bucket/prefix`, `gs://bucket/prefix`). Any other URL scheme is refused in one
+    line rather than written to a local folder named `az:` (a `Path` has already folded `s3://b` into `s3:/b`: both
+    spellings are read). See docs/history.md, "Object stores"."""
     text = str(directory)
     match = _URL.match(text)
     if match is None:
@@ -23,12 +24,12 @@ def history_location(directory: str | Path):
     scheme, rest = match.group(1).lower(), match.group(2)
     if scheme == "file":
         return Path("/" + rest)
-    if scheme == "s3":
+    if scheme in ("s3", "gs"):
         from .objects import parse
 
         return parse(scheme, rest)
     raise InputError(None, f"{scheme}://{rest}: a history in an object store ({scheme}://) is not supported yet "
-                           "(s3:// is); give s3://, a local or shared folder, or file:///path")
+                           "(s3:// and gs:// are); give s3://, gs://, a local or shared folder, or file:///path")
 
 
 def is_remote(where) -> bool:

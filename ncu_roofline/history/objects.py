@@ -1,21 +1,24 @@
-"""A history in an S3 bucket (`--history s3://bucket/prefix`): the local layout, committed without a rename.
+"""A history in an object store (`--history s3://bucket/prefix`, `gs://bucket/prefix`): the local layout,
+committed without a rename.
 
 The keys are the folder layout's paths under the prefix (`kernels/run_id=<ID>/part-<uuid>.parquet`,
 `launches/...`, `_runs/<ID>.json`), so every engine reads the bucket as it reads the folder. A writer puts its two
 parts (unique names: no writer ever overwrites another's object), then commits the run by putting its manifest
-with a conditional put, `If-None-Match: *` (create only if absent; S3 has honoured it since 2024): of two writers
-of one run id exactly one commits, the other is refused in one line. A writer killed before its manifest leaves
-parts that no manifest names; readers take runs from the manifests only, so its run is absent.
+with a create-only conditional put (S3's `If-None-Match: *`, GCS's `ifGenerationMatch=0`): of two writers of one
+run id exactly one commits, the other is refused in one line. A writer killed before its manifest leaves parts
+that no manifest names; readers take runs from the manifests only, so its run is absent.
 
 `--replace` is refused: swapping a committed manifest for another is atomic on a file system (a rename) but needs a
-compare-and-swap on the manifest's ETag here, and removing the old parts safely after it needs the lock `--repair`
-takes locally. `--repair` is refused too: without a lock it cannot tell a dead writer's parts from a live one's.
-Both refusals say so; the uncommitted parts of killed writers are invisible to ncu-roofline and cost only storage
-(a lifecycle rule cannot tell them from committed parts; a cleanup of parts no manifest names reclaims them).
+compare-and-swap on the manifest (S3's ETag, GCS's generation) here, and removing the old parts safely after it
+needs the lock `--repair` takes locally. `--repair` is refused too: without a lock it cannot tell a dead writer's
+parts from a live one's. Both refusals say so; the uncommitted parts of killed writers are invisible to
+ncu-roofline and cost only storage (a lifecycle rule cannot tell them from committed parts; a cleanup of parts no
+manifest names reclaims them).
 
-Layers: pyarrow's filesystem (`pyarrow.fs.S3FileSystem`, in the base install) lists and reads; boto3 (the `s3`
-extra) writes, since pyarrow's filesystems have no create-if-absent. Both read credentials, region and
-`AWS_ENDPOINT_URL` from the environment as the AWS CLI does.
+This module is the protocol; each store is a module with the same six functions (`client`, `failures`, `put`
+with its create-only form, `exists`, `delete`, and `filesystem`, pyarrow's reader): history/s3.py (boto3, pyarrow's
+`S3FileSystem`) and history/gcs.py (google-cloud-storage, pyarrow's `GcsFileSystem`). pyarrow's filesystems list
+and read (in the base install); the SDKs write, since pyarrow's filesystems have no create-if-absent.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ PAUSE_BEFORE_MANIFEST_ENV = "NCU_ROOFLINE_HISTORY_PAUSE_BEFORE_MANIFEST_S"  # te
 
 @dataclass(frozen=True)
 class ObjectHistory:
-    """`s3://bucket/prefix`: where a history lives in a bucket."""
+    """`s3://bucket/prefix` or `gs://bucket/prefix`: where a history lives in a bucket."""
 
     scheme: str
     bucket: str
@@ -48,28 +51,22 @@ class ObjectHistory:
 def parse(scheme: str, rest: str) -> ObjectHistory:
     bucket, _, prefix = rest.partition("/")
     if not bucket:
-        raise InputError(None, f"{scheme}://{rest}: no bucket named (s3://bucket/prefix)")
+        raise InputError(None, f"{scheme}://{rest}: no bucket named ({scheme}://bucket/prefix)")
     prefix = prefix.strip("/")
     if any(step in (".", "..") for step in prefix.split("/")):
         raise InputError(None, f"{scheme}://{rest}: a prefix with '.' or '..' steps")
     return ObjectHistory(scheme, bucket, prefix)
 
 
-def _client():
-    try:
-        import boto3
-        from botocore.config import Config
-    except ImportError:
-        raise InputError(None, "writing a history to s3:// needs boto3: pip install 'ncu-roofline[s3]'") from None
-    return boto3.client("s3", config=Config(retries={"mode": "standard"}))
+def _store(history: ObjectHistory):
+    """The store module of the history's scheme (imported only for its URLs: the base install needs neither)."""
+    if history.scheme == "gs":
+        from . import gcs
 
+        return gcs
+    from . import s3
 
-def _filesystem():
-    import pyarrow.fs
-
-    kwargs = {"endpoint_override": os.environ["AWS_ENDPOINT_URL"]} if os.environ.get("AWS_ENDPOINT_URL") else {}
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    return pyarrow.fs.S3FileSystem(region=region, **kwargs) if region else pyarrow.fs.S3FileSystem(**kwargs)
+    return s3
 
 
 def _error(history: ObjectHistory, exc: Exception) -> InputError:
@@ -95,50 +92,82 @@ def refuse_repair(history: ObjectHistory) -> None:
 
 
 def manifest_exists(history: ObjectHistory, run_id: str) -> bool:
-    client = _client()  # first: without boto3 this is the one line that says to install it
-    from botocore.exceptions import BotoCoreError, ClientError
-
+    store = _store(history)
+    failures = store.failures()  # first: without the SDK this is the one line that says to install it
     try:
-        client.head_object(Bucket=history.bucket, Key=history.key(RUNS_FOLDER, f"{run_id}.json"))
-        return True
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-            return False
-        raise _error(history, exc) from None
-    except BotoCoreError as exc:  # no credentials, no endpoint
+        return store.exists(store.client(), history.bucket, history.key(RUNS_FOLDER, f"{run_id}.json"))
+    except failures as exc:  # a refusal, no credentials, no endpoint
         raise _error(history, exc) from None
 
 
 def write_run(history: ObjectHistory, run_id: str, names: dict[str, str], payloads: dict[str, bytes]) -> list[str]:
-    """Put the two parts, then the manifest with `If-None-Match: *`; return the parts' URLs."""
-    client = _client()
-    from botocore.exceptions import BotoCoreError, ClientError
+    """Put the two parts, then the manifest create-only; return the parts' URLs.
 
+    A manifest put that fails its precondition, or fails outright, may have landed on an earlier try (the SDKs retry
+    after a lost answer): the manifest there is read back, and if it names this writer's parts (unique names) the
+    run is committed. The parts are removed only when the manifest is known not to be ours: after a failure whose
+    outcome is unknown they stay (never read unless a manifest names them)."""
+    store = _store(history)
+    failures = store.failures()
+    manifest_key = history.key(RUNS_FOLDER, f"{run_id}.json")
+    manifest = manifest_bytes(run_id, names)
+    urls = [f"{history.scheme}://{history.bucket}/{history.key(table, f'run_id={run_id}', names[table])}"
+            for table in ("kernels", "launches")]
     written: list[str] = []
     try:
+        client = store.client()
         for table in ("launches", "kernels"):
             key = history.key(table, f"run_id={run_id}", names[table])
-            client.put_object(Bucket=history.bucket, Key=key, Body=payloads[table])
+            store.put(client, history.bucket, key, payloads[table])
             written.append(key)
-        if os.environ.get(PAUSE_BEFORE_MANIFEST_ENV):
-            time.sleep(float(os.environ[PAUSE_BEFORE_MANIFEST_ENV]))
-        try:
-            client.put_object(Bucket=history.bucket, Key=history.key(RUNS_FOLDER, f"{run_id}.json"),
-                              Body=manifest_bytes(run_id, names), IfNoneMatch="*")
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict"):
-                refuse_taken(history, run_id)
-            raise
-    except (ClientError, BotoCoreError, InputError) as exc:
-        for key in written:  # ours alone (unique names); best effort, and invisible to readers anyway
-            try:
-                client.delete_object(Bucket=history.bucket, Key=key)
-            except (ClientError, BotoCoreError):
-                pass
-        if isinstance(exc, InputError):
-            raise
+    except failures as exc:
+        if written:
+            _remove(store, client, history, written, failures)
         raise _error(history, exc) from None
-    return [f"{history.scheme}://{history.bucket}/{key}" for key in written[::-1]]
+    if os.environ.get(PAUSE_BEFORE_MANIFEST_ENV):
+        time.sleep(float(os.environ[PAUSE_BEFORE_MANIFEST_ENV]))
+    try:
+        if store.put(client, history.bucket, manifest_key, manifest, if_absent=True):
+            return urls
+        failure = None  # the precondition failed: a manifest is there
+    except failures as exc:
+        failure = exc
+    ours = _ours(store, history, manifest_key, manifest)
+    if ours:
+        return urls
+    if ours is False:  # another writer's manifest, or none: our parts are garbage
+        _remove(store, client, history, written, failures)
+    if failure is None:
+        refuse_taken(history, run_id)
+    raise _error(history, failure) from None
+
+
+def _remove(store, client, history: ObjectHistory, keys: list[str], failures) -> None:
+    """Our own parts (unique names); best effort, and invisible to readers anyway."""
+    for key in keys:
+        try:
+            store.delete(client, history.bucket, key)
+        except failures:
+            pass
+
+
+def _head(fs, path: str) -> bytes:
+    """An object's first bytes, enough for a manifest (`parse_manifest` refuses a longer one)."""
+    with fs.open_input_stream(path) as stream:
+        return stream.read(64 * 1024 + 1)
+
+
+def _ours(store, history: ObjectHistory, key: str, manifest: bytes) -> bool | None:
+    """Whether the manifest at `key` is this writer's (its part names are unique): False when it is another's or
+    absent, None when it cannot be read."""
+    import pyarrow as pa
+
+    try:
+        return _head(store.filesystem(), f"{history.bucket}/{key}") == manifest
+    except FileNotFoundError:
+        return False
+    except (OSError, pa.ArrowException):
+        return None
 
 
 def read_committed(history: ObjectHistory, wanted: tuple[str, ...]) -> tuple[dict[str, list], list[str], list[str]]:
@@ -148,9 +177,9 @@ def read_committed(history: ObjectHistory, wanted: tuple[str, ...]) -> tuple[dic
     import pyarrow.fs
     import pyarrow.parquet as pq
 
-    fs = _filesystem()
     base = f"{history.bucket}/{history.prefix}".rstrip("/")
     try:
+        fs = _store(history).filesystem()
         listed = fs.get_file_info(pyarrow.fs.FileSelector(f"{base}/{RUNS_FOLDER}", allow_not_found=True))
     except (OSError, pa.ArrowException) as exc:
         raise _error(history, exc) from None
@@ -163,8 +192,7 @@ def read_committed(history: ObjectHistory, wanted: tuple[str, ...]) -> tuple[dic
             continue
         run_id = name[:-len(".json")]
         try:
-            with fs.open_input_stream(info.path) as stream:
-                payload = stream.read(64 * 1024 + 1)
+            payload = _head(fs, info.path)
         except (OSError, pa.ArrowException) as exc:
             problems.append(f"run {run_id!r} left out: {RUNS_FOLDER}/{name} cannot be read ({type(exc).__name__})")
             continue
