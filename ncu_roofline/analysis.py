@@ -240,9 +240,11 @@ def _user_gpu_name(ceilings: object) -> str | None:
 
 
 def _coverage(app: AppWeighting | None) -> str | None:
+    if app is None:  # no --nsys: the timeline's modules stay unloaded
+        return None
     from .render.analysis.timeline import coverage_sentence
 
-    return coverage_sentence(app) if app is not None else None
+    return coverage_sentence(app)
 
 
 def _start_hashing(files: list[Path]) -> Callable[[], list[InputFile]]:

@@ -50,3 +50,35 @@ def test_the_installed_command_says_it_in_one_line():
     assert done.stderr.splitlines() == [
         "ncu-roofline: error: No such option: --bogus (Possible options: --gpu, --out, --verbose); "
         "see `python -m ncu_roofline.cli analyze --help`"]
+
+
+def _help_of_the_whole_app(args, capsys):
+    """The help as the group of every command prints it (what run_command_line built before it built only the
+    command named)."""
+    import typer
+
+    from ncu_roofline.cli import app
+
+    typer.main.get_command(app)(args=args, standalone_mode=False)
+    return capsys.readouterr().out
+
+
+def _every_command_line_name():
+    import typer
+
+    from ncu_roofline.cli import app
+
+    names = [c.name or typer.main.get_command_name(c.callback.__name__) for c in app.registered_commands]
+    subcommands = [[g.name, typer.main.get_command_name(c.name or c.callback.__name__)]
+                   for g in app.registered_groups for c in g.typer_instance.registered_commands]
+    return [[n] for n in names] + [[g.name] for g in app.registered_groups] + subcommands
+
+
+@pytest.mark.parametrize("words", _every_command_line_name(), ids=" ".join)
+def test_each_command_reads_the_same_as_in_the_whole_app(capsys, monkeypatch, words):
+    """run_command_line builds only the command its arguments name: its help, options and refusals are those the
+    whole app gives it."""
+    monkeypatch.setenv("COLUMNS", "100")
+    expected = _help_of_the_whole_app([*words, "--help"], capsys)
+    assert run_command_line([*words, "--help"]) == 0
+    assert capsys.readouterr().out == expected and "Usage:" in expected

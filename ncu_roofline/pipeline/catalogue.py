@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.data import METRICS_DIR
+from ..core.data import METRICS_DIR, read_data_toml
 
 # Identity columns an expression may read (everything else is an ncu metric name).
 _IDENTITY_NAMES = {"compute_capability"}
@@ -368,7 +367,7 @@ def _load_default() -> Catalogue:
 def read_toml(path: Path) -> dict:
     """A metrics/*.toml file parsed once per process (the catalogue and the limiter's settings read limiters.toml;
     callers copy before changing it)."""
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return read_data_toml(path)  # parsed once per file version (core/data.py)
 
 
 @cache

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ncu_roofline.core.data import METRICS_DIR
+from ncu_roofline.core.data import METRICS_DIR, read_data_toml
 from ncu_roofline.core.errors import InputError
 from ncu_roofline.core.vocabulary import LEVELS, PEAK_COLUMNS, TENSOR_TYPES, TERMS, peak_bytes_column, tensor_peak_column
 
@@ -108,7 +108,7 @@ def load_gpu_table(path: Path | None = None) -> list[GpuSpec]:
 @lru_cache(maxsize=8)
 def _load_cached(path: str) -> tuple[GpuSpec, ...]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_data_toml(Path(path))  # parsed once per file version (core/data.py)
     except FileNotFoundError:
         raise InputError(path, "GPU ceiling table not found") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from ...core.kernel_labels import fold_inputs, table_labels
 from ...core.vocabulary import APP_HEADROOM, APP_TIME, LEVELS, ai_column, counted, display
-from ...pipeline.app_weight import AppWeighting
 from ...pipeline.totals import run_totals, sol_complete
 from ..text.numbers import (
     INCOMPLETE_LEGEND,
@@ -21,6 +22,9 @@ from ..text.numbers import cell as _cell
 from ..text.numbers import format_si as fmt_si
 from ..text.numbers import pct as _pct
 from ..text.safe_text import for_markdown_code, for_markdown_text, for_terminal
+
+if TYPE_CHECKING:  # the timeline's weighting is loaded only by a run with --nsys
+    from ...pipeline.app_weight import AppWeighting
 
 
 def totals_sentence(totals: dict) -> str:

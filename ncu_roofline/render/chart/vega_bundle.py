@@ -10,25 +10,13 @@ a folder that cannot be created, read or written means the bundle is built in me
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
 import re
-import tempfile
 from pathlib import Path
 
-ENV_CACHE_DIR = "NCU_ROOFLINE_CACHE_DIR"
+from ...core.cache import ENV_CACHE_DIR, cache_dir, read_checked, store_checked  # noqa: F401 (ENV_CACHE_DIR)
+
 _HEADER = b"// ncu-roofline vega bundle sha256="
-
-
-def cache_dir() -> Path:
-    """Where bundles are kept: $NCU_ROOFLINE_CACHE_DIR, else the platform's user cache folder."""
-    override = os.environ.get(ENV_CACHE_DIR)
-    if override:
-        return Path(override)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("ncu-roofline", appauthor=False))
 
 
 def vl_version() -> str:
@@ -82,15 +70,8 @@ def javascript_bundle(*, use_cache: bool = True) -> str:
 
 def read_cached(path: Path) -> str | None:
     """The cached bundle, or None when it is absent, unreadable or does not match its header."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    head, sep, body = data.partition(b"\n")
-    if not sep or not head.startswith(_HEADER):
-        return None
-    digest, _, length = head[len(_HEADER):].partition(b" bytes=")
-    if not length.isdigit() or int(length) != len(body) or hashlib.sha256(body).hexdigest().encode() != digest:
+    body = read_checked(path, _HEADER)
+    if body is None:
         return None
     try:
         return body.decode("utf-8")
@@ -100,20 +81,4 @@ def read_cached(path: Path) -> str | None:
 
 def store(path: Path, bundle: str) -> bool:
     """Write the bundle atomically (temporary file, then rename); False, and nothing left behind, on failure."""
-    body = bundle.encode("utf-8")
-    payload = _HEADER + hashlib.sha256(body).hexdigest().encode() + b" bytes=" + str(len(body)).encode() + b"\n" + body
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(handle, "wb") as out:
-            out.write(payload)
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        return False
+    return store_checked(path, _HEADER, bundle.encode("utf-8"))
