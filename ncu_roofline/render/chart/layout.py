@@ -201,13 +201,18 @@ def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarr
     ranks = points["rank"].to_numpy()
     levels = points["level"].to_numpy() if "level" in points else np.zeros(len(points))
     cluster = coincident_clusters(px, py, levels, sizes)
-    kernels_at = pd.Series(ranks).groupby(cluster).nunique().to_dict()  # cluster -> how many kernels share it
-    shared = np.array([kernels_at[c] > 1 for c in cluster], dtype=bool)
+    span = int(ranks.max() - ranks.min()) + 1 if len(ranks) else 1
+    kernels_at = np.bincount(np.unique(cluster * span + (ranks - ranks.min() if len(ranks) else ranks)) // span,
+                             minlength=len(points))  # cluster id -> how many kernels share it
+    shared = kernels_at[cluster] > 1
     hidden = np.zeros(len(points), dtype=bool)
     for i in np.flatnonzero(shared):
         others = (cluster == cluster[i]) & (ranks != ranks[i])
         hidden[i] = bool((np.asarray(sizes)[others] >= sizes[i]).any())
-    spots_of = {int(r): frozenset(cluster[ranks == r].tolist()) for r in np.unique(ranks)}
+    by_rank = np.argsort(ranks, kind="stable")
+    kernels, starts = np.unique(ranks[by_rank], return_index=True)
+    clusters, bounds = cluster[by_rank].tolist(), [*starts.tolist(), len(ranks)]
+    spots_of = {int(r): frozenset(clusters[bounds[k]:bounds[k + 1]]) for k, r in enumerate(kernels.tolist())}
     members: dict[frozenset[int], list[int]] = {}
     for rank, spots in spots_of.items():
         members.setdefault(spots, []).append(rank)

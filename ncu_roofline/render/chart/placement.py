@@ -18,6 +18,7 @@ grid, and upright boxes are compared without the separating-axis test wherever r
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,9 +151,11 @@ class Board:
         self._hulls[:n] = np.column_stack([x - r, y - r, x + r, y + r])
         self._upright[:n] = _upright(quads)
         self._count = n
-        self._quad_rows: list[list[list[float]]] = quads.tolist()
-        self._hull_rows: list[tuple[float, float, float, float]] = [tuple(row) for row in self._hulls[:n].tolist()]
+        self._hull_rows: list[Sequence[float]] = self._hulls[:n].tolist()
         self._upright_rows: list[bool] = self._upright[:n].tolist()
+        # an upright box's corners are its hull's (`_quad`): only turned ones are kept
+        self._quad_rows: list[list[list[float]] | None] = [None if up else quads[k].tolist()
+                                                           for k, up in enumerate(self._upright_rows)]
         self._cells: dict[tuple[int, int], list[int]] = {}
         cells = np.floor(self._hulls[:n] / CELL_PX).astype(int).tolist()  # math.floor's cells, at once
         for k, (i0, j0, i1, j1) in enumerate(cells):
@@ -208,7 +211,8 @@ class Board:
                         continue
                     seen.add(k)
                     hx0, hy0, hx1, hy1 = hulls[k]
-                    if hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0 and _overlap(rows, quads[k]):
+                    if hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0 \
+                            and _overlap(rows, quads[k] or [[hx0, hy0], [hx1, hy0], [hx1, hy1], [hx0, hy1]]):
                         return False
         return True
 
@@ -227,7 +231,8 @@ class Board:
                     if upright[k] and x1 - hx0 > reach and hx1 - x0 > reach and y1 - hy0 > reach \
                             and hy1 - y0 > reach:
                         return False
-                    if _overlap([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], self._quad_rows[k]):
+                    if _overlap([[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
+                                self._quad_rows[k] or [[hx0, hy0], [hx1, hy0], [hx1, hy1], [hx0, hy1]]):
                         return False
         return True
 
@@ -264,14 +269,15 @@ class Board:
     def take_upright(self, x0: float, y0: float, x1: float, y1: float) -> None:
         """`take(box(...))` for the upright box x0..x1, y0..y1 (x0 < x1, y0 < y1), from plain floats: `box` at
         0 degrees has exactly these corners (a rank number's box, taken once per number on each page size)."""
-        self._add([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], (x0, y0, x1, y1), True)
+        self._add(None, (x0, y0, x1, y1), True)
 
     def take(self, quad: np.ndarray) -> None:
         quad = np.asarray(quad, dtype=float)
         hull = tuple(np.concatenate([quad.min(axis=0), quad.max(axis=0)]).tolist())
-        self._add(quad.tolist(), hull, bool(_upright(quad[None])[0]))
+        upright = bool(_upright(quad[None])[0])
+        self._add(None if upright else quad.tolist(), hull, upright)
 
-    def _add(self, rows: list[list[float]], hull: tuple[float, float, float, float], upright: bool) -> None:
+    def _add(self, rows: list[list[float]] | None, hull: Sequence[float], upright: bool) -> None:
         k = self._count
         if k == len(self._hulls):
             self._hulls = np.concatenate([self._hulls, np.empty_like(self._hulls)])
@@ -432,32 +438,40 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
 def _rank_spots(anchors: Sequence[tuple[float, float, float]], sizes: Sequence[tuple[float, float]],
                 ) -> tuple[np.ndarray, ...]:
     """Centres, half sizes, anchor and whether with a leader of the spots `place_rank_leader` tries after the first
-    anchor's: `_place_beside`'s spots of the other anchors, anchor by anchor, then the leader spots, distance by
-    distance, anchor by anchor, in the eight directions. The arithmetic of the one-by-one loops, in arrays: each
-    coordinate is the same sum of the same terms in the same order, so the same floats."""
+    anchor's, in its order (`_spot_offsets`): each centre is its point plus its offset, as in the one-by-one loops."""
     a = np.asarray(anchors, dtype=float).reshape(-1, 3)
-    cx, cy, r = a[:, 0:1], a[:, 1:2], a[:, 2:3]  # n×1
-    wh = np.asarray(sizes, dtype=float)
+    dx, dy, index, leader, half_w, half_h = _spot_offsets(tuple(a[:, 2].tolist()), tuple(sizes))
+    return a[index, 0] + dx, a[index, 1] + dy, half_w, half_h, index, leader
+
+
+@functools.lru_cache(maxsize=4096)
+def _spot_offsets(radii: tuple[float, ...], sizes: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, ...]:
+    """The offsets from their points of the spots after the first anchor's: `_place_beside`'s spots of the other
+    anchors, anchor by anchor, then the leader spots, distance by distance, anchor by anchor, in the eight
+    directions; with each spot's anchor, leader flag and half sizes. The arithmetic of the one-by-one loops in
+    arrays, each offset the same sum of the same terms (a sign flip is exact), so the same floats. They depend on
+    the marks' radii and the texts only, the same at every page size and in both passes: worked out once."""
+    r = np.array(radii)[:, None]
+    wh = np.array(sizes, dtype=float).reshape(-1, 2)
     w, h = wh[:, 0:1], wh[:, 1:2]
-    half_w, half_h = w / 2, h / 2
-    zero = np.zeros((len(a), 2))
+    n = len(radii)
     d = r + np.array([[1.0, 5.0]])  # n×2: place_rank's two distances
     p, q = d + w / 2, d + h / 2
-    p2, q2 = p - 2, q - 2
-    bx = cx[:, :, None] + np.stack([p, zero, -p, zero, p2, -p2, p2, -p2], axis=2)  # n×2×8
-    by = cy[:, :, None] + np.stack([zero, -q, zero, q, -q2, -q2, q2, q2], axis=2)
-    d = r + np.array([LEADER_DISTANCES_PX])  # n×4
-    zero = np.zeros_like(d)
-    p, q = d + half_w, d + half_h
-    lx = cx[None, :, :] + np.stack([p, zero, -p, zero, p, -p, p, -p], axis=2).transpose(1, 0, 2)  # 4×n×8
-    ly = cy[None, :, :] + np.stack([zero, -q, zero, q, -q, -q, q, q], axis=2).transpose(1, 0, 2)
-    n_beside, n_leader = 16 * (len(a) - 1), lx.size
-    anchor = np.arange(len(a))
-    x = np.concatenate([bx[1:].ravel(), lx.ravel()])
-    y = np.concatenate([by[1:].ravel(), ly.ravel()])
+    beside = np.stack([p, p - 2, q, q - 2, np.zeros_like(p)], axis=2)  # n×2×5
+    bx = beside[:, :, [0, 4, 0, 4, 1, 1, 1, 1]] * np.array([1, 1, -1, 1, 1, -1, 1, -1])  # n×2×8
+    by = beside[:, :, [4, 2, 4, 2, 3, 3, 3, 3]] * np.array([1, -1, 1, 1, -1, -1, 1, 1])
+    d = (r + np.array([LEADER_DISTANCES_PX])).T  # 4×n
+    far = np.stack([d + w[:, 0] / 2, d + h[:, 0] / 2, np.zeros_like(d)], axis=2)  # 4×n×3
+    lx = far[:, :, [0, 2, 0, 2, 0, 0, 0, 0]] * np.array([1, 1, -1, 1, 1, -1, 1, -1])  # 4×n×8
+    ly = far[:, :, [2, 1, 2, 1, 1, 1, 1, 1]] * np.array([1, -1, 1, 1, -1, -1, 1, 1])
+    anchor = np.arange(n)
     index = np.concatenate([np.repeat(anchor[1:], 16), np.tile(np.repeat(anchor, 8), len(LEADER_DISTANCES_PX))])
-    leader = np.concatenate([np.zeros(n_beside, dtype=bool), np.ones(n_leader, dtype=bool)])
-    return x, y, half_w[index, 0], half_h[index, 0], index, leader
+    leader = np.concatenate([np.zeros(16 * (n - 1), dtype=bool), np.ones(lx.size, dtype=bool)])
+    out = (np.concatenate([bx[1:].ravel(), lx.ravel()]), np.concatenate([by[1:].ravel(), ly.ravel()]), index,
+           leader, (w[:, 0] / 2)[index], (h[:, 0] / 2)[index])
+    for array in out:
+        array.flags.writeable = False  # shared by every call with these radii and texts
+    return out
 
 
 def _leader_corners(segment: tuple[float, float, float, float]) -> list[tuple[float, float]]:
