@@ -45,9 +45,14 @@ class Plot:
     def _x(self, x: np.ndarray | float | tuple[float, float]) -> np.ndarray:
         return np.log10(x) if self.x_log else np.asarray(x, dtype=float)
 
+    @functools.cached_property
+    def _domain_logs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The domains as the axes scale them (x's log unless linear, y's log): worked out once per plot, not per
+        text placed (a frozen dataclass's cached property is kept outside its fields)."""
+        return self._x(self.x_domain), np.log10(self.y_domain)
+
     def to_px(self, x: np.ndarray | float, y: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        lx = self._x(self.x_domain)
-        ly = np.log10(self.y_domain)
+        lx, ly = self._domain_logs
         px = self.width * (self._x(x) - lx[0]) / (lx[1] - lx[0])
         py = self.height * (1 - (np.log10(y) - ly[0]) / (ly[1] - ly[0]))
         return np.asarray(px, dtype=float), np.asarray(py, dtype=float)
@@ -55,8 +60,7 @@ class Plot:
     def to_data(self, px: float, py: float) -> tuple[float, float]:
         """Data coordinates of a pixel spot, to 7 significant digits: a thousandth of a pixel even on a 1920 px
         plot over ten decades, and half the digits in the spec, which holds a label layout per page size."""
-        lx = self._x(self.x_domain)
-        ly = np.log10(self.y_domain)
+        lx, ly = self._domain_logs
         x = lx[0] + px / self.width * (lx[1] - lx[0])
         x = 10 ** x if self.x_log else x
         y = 10 ** (ly[0] + (1 - py / self.height) * (ly[1] - ly[0]))
