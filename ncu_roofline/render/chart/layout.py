@@ -298,8 +298,10 @@ def _laid_out(board: Board, roof_spots: list[tuple[float, float, float] | None],
     `before`, the first layout's spots: where nothing a rank's search met there has gone (`_unchanged_around`: the
     board around it holds everything it held then, and more), its answer there stands. A rank that found no room
     then, and hosts nobody, finds none again: its search is skipped. One that found a spot takes it again when the
-    spot is still free: every spot tried before it was blocked then by something still there. Where the first
-    layout is unchanged, the second costs a free test per number, not a search."""
+    spot is still free: every spot tried before it was blocked then by something still there. A rank that found no
+    room then, near something that has gone since, tries only the spots near what has gone (`place_rank_leader`'s
+    `near`): the others are blocked by what blocked them then. Where the first layout is unchanged, the second
+    costs a free test per number, not a search."""
     plot = board.plot
     rows, leaders, labelled = [], [], set()
     done: set[int] = set()
@@ -313,7 +315,7 @@ def _laid_out(board: Board, roof_spots: list[tuple[float, float, float] | None],
         mine = spots.mine[rank]
         hosted = guests.get(rank, {})
         text = group_text(group)
-        spot, attempts = None, [mine]
+        spot, attempts, near = None, [mine], None
         if hosted:
             attempts = [[i for i in mine if i in hosted], [i for i in mine if i not in hosted]]
         elif before is not None and rank in before \
@@ -323,10 +325,13 @@ def _laid_out(board: Board, roof_spots: list[tuple[float, float, float] | None],
                 attempts = []
             elif _take_again(board, before[rank]):
                 spot, attempts = before[rank], []
+        elif before is not None and rank in before and before[rank] is None:
+            near = gone  # no room in the first layout: only spots near what has moved since may have some now
         for tried in attempts:
             # the spots naming guests first, with a leader if need be, then the kernel's other spots
             texts = [group_text([*group, *hosted[i]]) if i in hosted else text for i in tried]
-            spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts)
+            spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts,
+                                     near)
             if spot is not None:
                 labelled.update(hosted.get(int(tried[spot.anchor]), []))
                 break

@@ -400,7 +400,8 @@ def leader_box(segment: tuple[float, float, float, float], width: float = LEADER
 
 
 def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, float, float]], font_size: float,
-                      texts: Sequence[str] | None = None) -> RankSpot | None:
+                      texts: Sequence[str] | None = None,
+                      near: Sequence[Sequence[float]] | None = None) -> RankSpot | None:
     """`place_rank`, then, where no spot beside a point is free, a spot LEADER_DISTANCES_PX further off with a leader
     back to its point: nearest first, each anchor in turn, the eight directions of `place_rank`. A spot is taken
     when its box and its leader are both free; both go on the board. None when no spot is free.
@@ -411,7 +412,10 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
     The first anchor's spots are tried one by one (most numbers go there). The rest, all spots of the other anchors
     and of every leader distance, are worked out at once and cleared at once of those an upright obstacle
     certainly blocks (`Board.blocked`); what is left is tried one by one, in order, as before: a number with no room
-    costs one vectorised test, not a hundred small ones, and lands where trying every spot one by one puts it."""
+    costs one vectorised test, not a hundred small ones, and lands where trying every spot one by one puts it.
+
+    `near` (hulls x0, y0, x1, y1), the caller's word that those spots are taken whose box, leader and point meet
+    none of these (what has moved since the same search found no room): only the others are tried."""
     texts = list(texts) if texts is not None else [text] * len(anchors)
     if not len(anchors):
         return None
@@ -421,8 +425,12 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
         return RankSpot(beside[0], beside[1], anchor=0, text=texts[0])
     x, y, half_w, half_h, index, leader = _rank_spots(anchors, sizes)
     x0, y0, x1, y1 = x - half_w, y - half_h, x + half_w, y + half_h
+    live = np.arange(len(x)) if near is None else np.flatnonzero(_reach_meets(anchors, index, x0, y0, x1, y1, near))
+    if not len(live):
+        return None
+    live = live[~board.blocked(x0[live], y0[live], x1[live], y1[live])]
     rows = np.column_stack([x, y, x0, y0, x1, y1])
-    for i in np.flatnonzero(~board.blocked(x0, y0, x1, y1)).tolist():
+    for i in live.tolist():
         cx, cy, bx0, by0, bx1, by1 = rows[i].tolist()
         if not board._free_upright(bx0, by0, bx1, by1):
             continue
@@ -437,6 +445,19 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
         board.take(leader_box(segment))
         return RankSpot(cx, cy, segment, anchor=k, text=texts[k])
     return None
+
+
+def _reach_meets(anchors: Sequence[tuple[float, float, float]], index: np.ndarray, x0: np.ndarray, y0: np.ndarray,
+                 x1: np.ndarray, y1: np.ndarray, hulls: Sequence[Sequence[float]], slack: float = 2.0) -> np.ndarray:
+    """Which spots' reach meets one of `hulls`: the hull of the spot's box and its point's box (a leader runs
+    between them, LEADER_WIDTH_PX wide), `slack` px wider each way."""
+    a = np.asarray(anchors, dtype=float).reshape(-1, 3)[index]
+    rx0, ry0 = np.minimum(x0, a[:, 0] - a[:, 2]) - slack, np.minimum(y0, a[:, 1] - a[:, 2]) - slack
+    rx1, ry1 = np.maximum(x1, a[:, 0] + a[:, 2]) + slack, np.maximum(y1, a[:, 1] + a[:, 2]) + slack
+    g = np.asarray(hulls, dtype=float).reshape(-1, 4)
+    g = g[(g[:, 0] <= rx1.max()) & (g[:, 2] >= rx0.min()) & (g[:, 1] <= ry1.max()) & (g[:, 3] >= ry0.min())]
+    return ((g[None, :, 0] <= rx1[:, None]) & (g[None, :, 2] >= rx0[:, None]) & (g[None, :, 1] <= ry1[:, None])
+            & (g[None, :, 3] >= ry0[:, None])).any(axis=1)
 
 
 def _rank_spots(anchors: Sequence[tuple[float, float, float]], sizes: Sequence[tuple[float, float]],
