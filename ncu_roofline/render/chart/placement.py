@@ -180,11 +180,6 @@ class Board:
         other._cells = {cell: list(ks) for cell, ks in self._cells.items()}
         return other
 
-    @property
-    def hulls(self) -> np.ndarray:
-        """Each placed box's axis-aligned hull: x0, y0, x1, y1."""
-        return self._hulls[len(self.discs):self._count]
-
     def _register(self, k: int, hull: tuple[float, float, float, float]) -> None:
         x0, y0, x1, y1 = hull
         for i in range(math.floor(x0 / CELL_PX), math.floor(x1 / CELL_PX) + 1):
@@ -423,7 +418,9 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
     beside = _place_beside(board, anchors[:1], sizes[:1])
     if beside is not None:
         return RankSpot(beside[0], beside[1], anchor=0, text=texts[0])
-    x, y, half_w, half_h, index, leader = _rank_spots(anchors, sizes)
+    a = np.asarray(anchors, dtype=float).reshape(-1, 3)
+    dx, dy, index, leader, half_w, half_h = _spot_offsets(tuple(a[:, 2].tolist()), tuple(sizes))
+    x, y = a[index, 0] + dx, a[index, 1] + dy  # each centre its point plus its offset, as in the one-by-one loops
     x0, y0, x1, y1 = x - half_w, y - half_h, x + half_w, y + half_h
     live = np.arange(len(x)) if near is None else np.flatnonzero(_reach_meets(anchors, index, x0, y0, x1, y1, near))
     if not len(live):
@@ -458,15 +455,6 @@ def _reach_meets(anchors: Sequence[tuple[float, float, float]], index: np.ndarra
     g = g[(g[:, 0] <= rx1.max()) & (g[:, 2] >= rx0.min()) & (g[:, 1] <= ry1.max()) & (g[:, 3] >= ry0.min())]
     return ((g[None, :, 0] <= rx1[:, None]) & (g[None, :, 2] >= rx0[:, None]) & (g[None, :, 1] <= ry1[:, None])
             & (g[None, :, 3] >= ry0[:, None])).any(axis=1)
-
-
-def _rank_spots(anchors: Sequence[tuple[float, float, float]], sizes: Sequence[tuple[float, float]],
-                ) -> tuple[np.ndarray, ...]:
-    """Centres, half sizes, anchor and whether with a leader of the spots `place_rank_leader` tries after the first
-    anchor's, in its order (`_spot_offsets`): each centre is its point plus its offset, as in the one-by-one loops."""
-    a = np.asarray(anchors, dtype=float).reshape(-1, 3)
-    dx, dy, index, leader, half_w, half_h = _spot_offsets(tuple(a[:, 2].tolist()), tuple(sizes))
-    return a[index, 0] + dx, a[index, 1] + dy, half_w, half_h, index, leader
 
 
 @functools.lru_cache(maxsize=4096)
