@@ -186,7 +186,7 @@ def test_naming_every_rank_in_only_lays_out_as_without_it(crowd):
         assert layout_texts(size, [], [], points, sizes, every) == layout_texts(size, [], [], points, sizes)
 
 
-def test_the_second_pass_skips_only_searches_that_would_fail_again(crowd, monkeypatch):
+def test_the_second_pass_reuses_only_answers_that_would_come_again(crowd, monkeypatch):
     # 20 more kernels, each with a small DRAM mark under one of the first 20's and an L2 point in the crowd: those
     # left unnumbered share a numbered one's spot, so layout_texts lays out again, naming them in their hosts' labels
     plot, points, sizes = crowd
@@ -196,14 +196,19 @@ def test_the_second_pass_skips_only_searches_that_would_fail_again(crowd, monkey
                           flop_per_s=10 ** rng.uniform(12.0, 12.33, 20))
     points = pd.concat([points, under, beside], ignore_index=True)
     sizes = np.concatenate([sizes, np.full(40, 30.0)])
-    passes, skipped = [], []
+    passes, skipped, again = [], [], []
     real_laid_out, real_unchanged = layout_module._laid_out, layout_module._unchanged_around
+    real_again, real_leader = layout_module._take_again, layout_module.place_rank_leader
     monkeypatch.setattr(layout_module, "_laid_out", lambda *a: passes.append(a[-1]) or real_laid_out(*a))
     monkeypatch.setattr(layout_module, "_unchanged_around",
                         lambda *a: skipped.append(real_unchanged(*a)) or skipped[-1])
+    monkeypatch.setattr(layout_module, "_take_again", lambda *a: again.append(real_again(*a)) or again[-1])
     fast = layout_texts(plot, [], [], points, sizes)
-    assert len(passes) == 2 and any(skipped) and not all(skipped)  # twice; some searches skipped, some not
-    monkeypatch.setattr(layout_module, "_unchanged_around", lambda *a: False)  # every search done in full
+    # twice; some searches skipped (no room again, or the first layout's spot taken again), some not
+    assert len(passes) == 2 and any(skipped) and not all(skipped) and any(again)
+    # every search done in full: no answer of the first layout kept, every spot tried
+    monkeypatch.setattr(layout_module, "_unchanged_around", lambda *a: False)
+    monkeypatch.setattr(layout_module, "place_rank_leader", lambda *a: real_leader(*a[:5]))
     assert fast == layout_texts(plot, [], [], points, sizes)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ncu_roofline.render.chart.placement import Board, Plot, box, overlaps, place_rank
+from ncu_roofline.render.chart.placement import Board, Plot, box, boxes, overlaps, place_rank
 
 
 def brute_force_free(plot: Plot, discs: list[tuple[float, float, float]], placed: list[np.ndarray],
@@ -53,6 +53,51 @@ def test_the_board_answers_as_the_full_test_on_crowded_boards():
             if expected:
                 board.take(quad)
                 placed.append(quad)
+
+
+def test_the_first_free_of_many_turned_spots_is_the_full_tests_on_crowded_boards():
+    """Roof labels' spots (turned boxes along a diagonal) are tried one by one against the board's grid: the first
+    one taken is the first that the full test against every obstacle finds free, or none alike."""
+    rng = np.random.default_rng(5)
+    plot = Plot(480, 360, (0.01, 100.0), (1e9, 1e15))
+    found = nowhere = 0
+    for trial in range(30):
+        n = int(rng.integers(40, 160))
+        grid = trial % 3 == 0  # points on an 8 px grid: many boxes touch exactly
+        xy = rng.normal([240, 180], 50, size=(n, 2))  # a crowded middle: some roofs find no room there
+        xy = np.round(xy / 8) * 8 if grid else xy
+        discs = [(float(x), float(y), float(r)) for (x, y), r in zip(xy, rng.choice([3.0, 4.0, 5.5, 8.0], n))]
+        board, placed = Board(plot, discs), []
+        for _ in range(4):
+            degrees = float(rng.choice([0.0, 37.0, 90.0, 143.5, -20.0]))
+            cx, cy = rng.normal(240, 40, 12), rng.normal(180, 30, 12)
+            quads = boxes(cx, cy, float(rng.choice([40.0, 90.0])), 14.0, degrees)
+            expected = next((i for i, quad in enumerate(quads) if brute_force_free(plot, discs, placed, quad)), None)
+            assert board.first_free(quads) == expected
+            if expected is None:
+                nowhere += 1
+                continue
+            found += 1
+            board.take(quads[expected])
+            placed.append(quads[expected])
+    assert found > 20 and nowhere > 5
+
+
+def test_a_copied_board_takes_on_its_own_and_answers_as_the_original():
+    plot = Plot(480, 360, (0.01, 100.0), (1e9, 1e15))
+    discs = [(100.0, 100.0, 5.0), (130.0, 100.0, 8.0)]
+    board = Board(plot, discs)
+    board.take(box(200.0, 200.0, 60.0, 14.0, 30.0))
+    copy = board.copy()
+    copy.take_upright(110.0, 90.0, 120.0, 110.0)  # the same quad, hull and flag as take(box(115, 100, 10, 20))
+    assert not copy.free(box(115.0, 100.0, 4.0, 4.0)) and board.free(box(115.0, 100.0, 4.0, 4.0))
+    original = Board(plot, discs)
+    original.take(box(200.0, 200.0, 60.0, 14.0, 30.0))
+    original.take(box(115.0, 100.0, 10.0, 20.0))
+    rng = np.random.default_rng(7)
+    for x, y in rng.uniform(0, 360, size=(300, 2)):
+        quad = box(float(x), float(y), 12.0, 11.7)
+        assert copy.free(quad) == original.free(quad)
 
 
 def test_a_rank_number_goes_right_of_its_point_when_that_is_free():

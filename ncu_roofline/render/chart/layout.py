@@ -29,6 +29,8 @@ from .placement import (
     Board,
     Plot,
     RankSpot,
+    _leader_corners,
+    leader_box,
     place_rank_leader,
     place_roof_label,
     text_size,
@@ -199,13 +201,18 @@ def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarr
     ranks = points["rank"].to_numpy()
     levels = points["level"].to_numpy() if "level" in points else np.zeros(len(points))
     cluster = coincident_clusters(px, py, levels, sizes)
-    kernels_at = pd.Series(ranks).groupby(cluster).nunique().to_dict()  # cluster -> how many kernels share it
-    shared = np.array([kernels_at[c] > 1 for c in cluster], dtype=bool)
+    span = int(ranks.max() - ranks.min()) + 1 if len(ranks) else 1
+    kernels_at = np.bincount(np.unique(cluster * span + (ranks - ranks.min() if len(ranks) else ranks)) // span,
+                             minlength=len(points))  # cluster id -> how many kernels share it
+    shared = kernels_at[cluster] > 1
     hidden = np.zeros(len(points), dtype=bool)
     for i in np.flatnonzero(shared):
         others = (cluster == cluster[i]) & (ranks != ranks[i])
         hidden[i] = bool((np.asarray(sizes)[others] >= sizes[i]).any())
-    spots_of = {int(r): frozenset(cluster[ranks == r].tolist()) for r in np.unique(ranks)}
+    by_rank = np.argsort(ranks, kind="stable")
+    kernels, starts = np.unique(ranks[by_rank], return_index=True)
+    clusters, bounds = cluster[by_rank].tolist(), [*starts.tolist(), len(ranks)]
+    spots_of = {int(r): frozenset(clusters[bounds[k]:bounds[k + 1]]) for k, r in enumerate(kernels.tolist())}
     members: dict[frozenset[int], list[int]] = {}
     for rank, spots in spots_of.items():
         members.setdefault(spots, []).append(rank)
@@ -234,12 +241,15 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
     px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
     spots = _spots(px, py, points, sizes)
-    first, trace = _laid_out(plot, segments, roof_texts, px, py, radii, spots, {}, only)
+    board, roof_spots = _roofed(plot, segments, roof_texts, px, py, radii)
     wanted = set(spots.spots_of) if only is None else set(spots.spots_of) & only
+    if not wanted:
+        return TextLayout(roof_spots, [])
+    first, trace = _laid_out(board.copy(), roof_spots, px, py, radii, spots, {}, only)
     guests = _guests(spots, wanted - first.labelled, first.labelled)
     if not guests:
         return first
-    second, _ = _laid_out(plot, segments, roof_texts, px, py, radii, spots, guests, only, trace)
+    second, _ = _laid_out(board, roof_spots, px, py, radii, spots, guests, only, trace)
     return second if len(second.labelled) > len(first.labelled) else first
 
 
@@ -258,16 +268,10 @@ def _guests(spots: _Spots, unnumbered: set[int], numbered: frozenset[int]) -> di
     return guests
 
 
-def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], px: np.ndarray, py: np.ndarray,
-              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]],
-              only: frozenset[int] | None = None, before: dict[int, RankSpot | None] | None = None,
-              ) -> tuple[TextLayout, dict[int, RankSpot | None]]:
-    """One layout on a fresh board: roof labels, then rank numbers (those in `only`, when given); a host's spots
-    with guests are tried first, with the guests' ranks in their text. Also where each rank's number went.
-
-    `before`, the first layout's spots: a rank that found no room there and hosts nobody finds none again unless
-    a text or leader it met there is gone (`_unchanged_around`), so its search is skipped: the board around it
-    holds everything it held then, and a spot taken by something then is taken now (the same answer, cheaper)."""
+def _roofed(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], px: np.ndarray, py: np.ndarray,
+            radii: np.ndarray) -> tuple[Board, list[tuple[float, float, float] | None]]:
+    """A board holding the points and the roof labels, placed first (each roof needs one), and the labels' spots
+    (data x, data y, Vega angle; None when no room). Both passes of `layout_texts` start from it."""
     board = Board(plot, list(zip(px, py, radii)))
     roof_spots: list[tuple[float, float, float] | None] = []
     for segment, text in zip(segments, roof_texts):
@@ -280,6 +284,25 @@ def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
             continue
         x, y = plot.to_data(spot[0], spot[1])
         roof_spots.append((x, y, round((360.0 - spot[2]) % 360.0, 3)))
+    return board, roof_spots
+
+
+def _laid_out(board: Board, roof_spots: list[tuple[float, float, float] | None], px: np.ndarray, py: np.ndarray,
+              radii: np.ndarray, spots: _Spots, guests: dict[int, dict[int, list[int]]],
+              only: frozenset[int] | None = None, before: dict[int, RankSpot | None] | None = None,
+              ) -> tuple[TextLayout, dict[int, RankSpot | None]]:
+    """The rank numbers (those in `only`, when given) on `board` (points and roof labels: `_roofed`), in rank
+    order; a host's spots with guests are tried first, with the guests' ranks in their text. Also where each rank's
+    number went.
+
+    `before`, the first layout's spots: where nothing a rank's search met there has gone (`_unchanged_around`: the
+    board around it holds everything it held then, and more), its answer there stands. A rank that found no room
+    then, and hosts nobody, finds none again: its search is skipped. One that found a spot takes it again when the
+    spot is still free: every spot tried before it was blocked then by something still there. A rank that found no
+    room then, near something that has gone since, tries only the spots near what has gone (`place_rank_leader`'s
+    `near`): the others are blocked by what blocked them then. Where the first layout is unchanged, the second
+    costs a free test per number, not a search."""
+    plot = board.plot
     rows, leaders, labelled = [], [], set()
     done: set[int] = set()
     trace: dict[int, RankSpot | None] = {}
@@ -292,18 +315,23 @@ def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
         mine = spots.mine[rank]
         hosted = guests.get(rank, {})
         text = group_text(group)
-        spot = None
-        if before is not None and not hosted and before.get(rank, 0) is None \
-                and _unchanged_around(gone, px[mine], py[mine], radii[mine], text):
-            attempts = []  # no room in the first layout, and none of what blocked it there has moved
-        elif hosted:
+        spot, attempts, near = None, [mine], None
+        if hosted:
             attempts = [[i for i in mine if i in hosted], [i for i in mine if i not in hosted]]
-        else:
-            attempts = [mine]
+        elif before is not None and rank in before \
+                and _unchanged_around(gone, px[mine], py[mine], radii[mine], text):
+            # none of what the first layout's search met has moved: no room again, or the same spot if still free
+            if before[rank] is None:
+                attempts = []
+            elif _take_again(board, before[rank]):
+                spot, attempts = before[rank], []
+        elif before is not None and rank in before and before[rank] is None:
+            near = gone  # no room in the first layout: only spots near what has moved since may have some now
         for tried in attempts:
             # the spots naming guests first, with a leader if need be, then the kernel's other spots
             texts = [group_text([*group, *hosted[i]]) if i in hosted else text for i in tried]
-            spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts)
+            spot = place_rank_leader(board, text, list(zip(px[tried], py[tried], radii[tried])), RANK_FONT, texts,
+                                     near)
             if spot is not None:
                 labelled.update(hosted.get(int(tried[spot.anchor]), []))
                 break
@@ -319,6 +347,21 @@ def _laid_out(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
             (x0, y0), (x1, y1) = plot.to_data(*spot.leader[:2]), plot.to_data(*spot.leader[2:])
             leaders.append({"rank": rank, "x": x0, "y": y0, "x2": x1, "y2": y1})
     return TextLayout(roof_spots, rows, leaders, frozenset(labelled)), trace
+
+
+def _take_again(board: Board, spot: RankSpot) -> bool:
+    """Take `spot` (its text's box, its leader's) where both are free on `board`, as `place_rank_leader` tests
+    them; False, and nothing taken, where either is not."""
+    w, h = text_size(spot.text, RANK_FONT, "bold")
+    x0, y0, x1, y1 = spot.x - w / 2, spot.y - h / 2, spot.x + w / 2, spot.y + h / 2
+    if not board._free_upright(x0, y0, x1, y1):
+        return False
+    if spot.leader is not None and not board._free_turned(_leader_corners(spot.leader), margin=0.0):
+        return False
+    board.take_upright(x0, y0, x1, y1)
+    if spot.leader is not None:
+        board.take(leader_box(spot.leader))
+    return True
 
 
 def _hulls(spot: RankSpot) -> list[tuple[float, float, float, float]]:

@@ -18,6 +18,7 @@ grid, and upright boxes are compared without the separating-axis test wherever r
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,9 +45,14 @@ class Plot:
     def _x(self, x: np.ndarray | float | tuple[float, float]) -> np.ndarray:
         return np.log10(x) if self.x_log else np.asarray(x, dtype=float)
 
+    @functools.cached_property
+    def _domain_logs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The domains as the axes scale them (x's log unless linear, y's log): worked out once per plot, not per
+        text placed (a frozen dataclass's cached property is kept outside its fields)."""
+        return self._x(self.x_domain), np.log10(self.y_domain)
+
     def to_px(self, x: np.ndarray | float, y: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        lx = self._x(self.x_domain)
-        ly = np.log10(self.y_domain)
+        lx, ly = self._domain_logs
         px = self.width * (self._x(x) - lx[0]) / (lx[1] - lx[0])
         py = self.height * (1 - (np.log10(y) - ly[0]) / (ly[1] - ly[0]))
         return np.asarray(px, dtype=float), np.asarray(py, dtype=float)
@@ -54,8 +60,7 @@ class Plot:
     def to_data(self, px: float, py: float) -> tuple[float, float]:
         """Data coordinates of a pixel spot, to 7 significant digits: a thousandth of a pixel even on a 1920 px
         plot over ten decades, and half the digits in the spec, which holds a label layout per page size."""
-        lx = self._x(self.x_domain)
-        ly = np.log10(self.y_domain)
+        lx, ly = self._domain_logs
         x = lx[0] + px / self.width * (lx[1] - lx[0])
         x = 10 ** x if self.x_log else x
         y = 10 ** (ly[0] + (1 - py / self.height) * (ly[1] - ly[0]))
@@ -113,19 +118,6 @@ def _overlap(qa: list[list[float]], qb: list[list[float]]) -> bool:
     return True
 
 
-def _overlapping(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """`overlaps` for pairs of quadrilaterals (p×4×2 each), vectorised over the pairs and the eight edges at once
-    with the same arithmetic (each projection a product plus a product, as in `_overlap`)."""
-    starts = np.concatenate([a, b], axis=1)  # p×8×2: a's edges, then b's
-    ends = np.concatenate([np.roll(a, -1, axis=1), np.roll(b, -1, axis=1)], axis=1)
-    ax = (starts[:, :, 1] - ends[:, :, 1])[:, :, None]  # each edge's normal, p×8×1
-    ay = (ends[:, :, 0] - starts[:, :, 0])[:, :, None]
-    pa = a[:, None, :, 0] * ax + a[:, None, :, 1] * ay  # p×8×4: every corner on every normal
-    pb = b[:, None, :, 0] * ax + b[:, None, :, 1] * ay
-    separated = (pa.max(axis=2) <= pb.min(axis=2)) | (pb.max(axis=2) <= pa.min(axis=2))
-    return ~separated.any(axis=1)
-
-
 def _upright(quads: np.ndarray) -> np.ndarray:
     """Which quads (k×4×2) are upright boxes with their corners in `box` order, exactly (`box` at 0 degrees)."""
     x, y = quads[:, :, 0], quads[:, :, 1]
@@ -144,38 +136,49 @@ CELL_PX = 32.0  # the board's grid: a rank number or a disc spans one or two cel
 class Board:
     """What is already on the plot: point discs and placed text boxes.
 
-    Obstacles (a disc counts as the box around it) are kept three ways: in a grid of CELL_PX cells, so an upright
-    candidate (a rank number) meets only the few obstacles near it, in plain Python; as growing arrays of quads and
-    hulls, so many turned candidates (a roof label's spots) are tested at once in numpy; and with a flag saying
-    which are upright boxes, whose overlap needs no separating-axis test. Both ways give exactly the answer of
-    `overlaps` against every obstacle whose hull meets the candidate's.
+    Obstacles (a disc counts as the box around it) are kept in a grid of CELL_PX cells, so a candidate meets only
+    the few obstacles near it, each by its hull first, then (a turned box, or a close call) by the separating-axis
+    test on plain floats; with a flag saying which are upright boxes, whose overlap needs no separating-axis test;
+    and as a growing array of hulls, so that many upright candidates (a rank number's spots) are cleared at once of
+    those an upright obstacle certainly blocks (`blocked`). Every answer is that of `overlaps` against every
+    obstacle whose hull meets the candidate's.
     """
 
     def __init__(self, plot: Plot, discs: Sequence[tuple[float, float, float]]):
         self.plot = plot
         self.discs = np.array(discs, dtype=float).reshape(-1, 3)
-        self.boxes: list[np.ndarray] = []
         x, y, r = self.discs[:, 0], self.discs[:, 1], self.discs[:, 2]
         n = len(self.discs)
-        self._quads = np.empty((n + 64, 4, 2))
+        quads = boxes(x, y, 2 * r, 2 * r)
         self._hulls = np.empty((n + 64, 4))  # x0, y0, x1, y1
         self._upright = np.empty(n + 64, dtype=bool)
-        self._quads[:n] = boxes(x, y, 2 * r, 2 * r)
         self._hulls[:n] = np.column_stack([x - r, y - r, x + r, y + r])
-        self._upright[:n] = _upright(self._quads[:n])
+        self._upright[:n] = _upright(quads)
         self._count = n
-        self._hull_rows: list[tuple[float, float, float, float]] = [tuple(row) for row in self._hulls[:n].tolist()]
+        self._hull_rows: list[Sequence[float]] = self._hulls[:n].tolist()
         self._upright_rows: list[bool] = self._upright[:n].tolist()
+        # an upright box's corners are its hull's (`_quad`): only turned ones are kept
+        self._quad_rows: list[list[list[float]] | None] = [None if up else quads[k].tolist()
+                                                           for k, up in enumerate(self._upright_rows)]
         self._cells: dict[tuple[int, int], list[int]] = {}
-        for k, hull in enumerate(self._hull_rows):
-            self._register(k, hull)
+        cells = np.floor(self._hulls[:n] / CELL_PX).astype(int).tolist()  # math.floor's cells, at once
+        for k, (i0, j0, i1, j1) in enumerate(cells):
+            for i in range(i0, i1 + 1):
+                for j in range(j0, j1 + 1):
+                    self._cells.setdefault((i, j), []).append(k)
         self._reach = _ROUNDING_REACH * (1.0 + max(plot.width, plot.height,
                                                    float(np.abs(self._hulls[:n]).max()) if n else 0.0))
 
-    @property
-    def hulls(self) -> np.ndarray:
-        """Each placed box's axis-aligned hull: x0, y0, x1, y1."""
-        return self._hulls[len(self.discs):self._count]
+    def copy(self) -> Board:
+        """A board holding what this one holds, to take more on without changing this one (a second layout starts
+        where the first began: points and roof labels)."""
+        other = object.__new__(Board)
+        other.__dict__.update(self.__dict__)
+        other._hulls, other._upright = self._hulls.copy(), self._upright.copy()
+        other._quad_rows, other._hull_rows = list(self._quad_rows), list(self._hull_rows)
+        other._upright_rows = list(self._upright_rows)
+        other._cells = {cell: list(ks) for cell, ks in self._cells.items()}
+        return other
 
     def _register(self, k: int, hull: tuple[float, float, float, float]) -> None:
         x0, y0, x1, y1 = hull
@@ -188,18 +191,17 @@ class Board:
         quad = np.asarray(quad, dtype=float)
         if _upright(quad[None])[0]:
             (x0, y0), (x1, y1) = quad[0].tolist(), quad[2].tolist()
-            return self._free_upright(x0, y0, x1, y1, quad, margin)
-        return self._free_turned(quad, margin)
+            return self._free_upright(x0, y0, x1, y1, margin)
+        return self._free_turned(quad.tolist(), margin)
 
-    def _free_turned(self, quad: np.ndarray, margin: float) -> bool:
-        """`free` for one turned box (a leader): the obstacles in its hull's cells, each by the separating-axis test
-        (`first_free` on it alone gives the same answer, at numpy's per-call cost)."""
-        rows = quad.tolist()
+    def _free_turned(self, rows: Sequence[Sequence[float]], margin: float) -> bool:
+        """`free` for one turned box, its corners in plain floats: the obstacles in its hull's cells, each by the
+        separating-axis test."""
         xs, ys = [x for x, _ in rows], [y for _, y in rows]
         x0, y0, x1, y1 = min(xs), min(ys), max(xs), max(ys)
         if x0 < margin or y0 < margin or x1 > self.plot.width - margin or y1 > self.plot.height - margin:
             return False
-        hulls, cells, seen = self._hull_rows, self._cells, set()
+        hulls, quads, cells, seen = self._hull_rows, self._quad_rows, self._cells, set()
         j0, j1 = math.floor(y0 / CELL_PX), math.floor(y1 / CELL_PX) + 1
         for i in range(math.floor(x0 / CELL_PX), math.floor(x1 / CELL_PX) + 1):
             for j in range(j0, j1):
@@ -208,13 +210,13 @@ class Board:
                         continue
                     seen.add(k)
                     hx0, hy0, hx1, hy1 = hulls[k]
-                    if hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0 and _overlap(rows, self._quads[k].tolist()):
+                    if hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0 \
+                            and _overlap(rows, quads[k] or [[hx0, hy0], [hx1, hy0], [hx1, hy1], [hx0, hy1]]):
                         return False
         return True
 
-    def _free_upright(self, x0: float, y0: float, x1: float, y1: float, quad: np.ndarray | None = None,
-                      margin: float = 1.0) -> bool:
-        """`free` for the upright box x0..x1, y0..y1 (its corners `quad`, made only when a close call needs them)."""
+    def _free_upright(self, x0: float, y0: float, x1: float, y1: float, margin: float = 1.0) -> bool:
+        """`free` for the upright box x0..x1, y0..y1."""
         if x0 < margin or y0 < margin or x1 > self.plot.width - margin or y1 > self.plot.height - margin:
             return False
         hulls, upright, reach, cells = self._hull_rows, self._upright_rows, self._reach, self._cells
@@ -225,70 +227,64 @@ class Board:
                     hx0, hy0, hx1, hy1 = hulls[k]
                     if not (hx0 < x1 and hx1 > x0 and hy0 < y1 and hy1 > y0):
                         continue
-                    if upright[k] and min(x1 - hx0, hx1 - x0, y1 - hy0, hy1 - y0) > reach:
+                    if upright[k] and x1 - hx0 > reach and hx1 - x0 > reach and y1 - hy0 > reach \
+                            and hy1 - y0 > reach:
                         return False
-                    if quad is None:
-                        quad = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
-                    if overlaps(quad, self._quads[k]):
+                    if _overlap([[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
+                                self._quad_rows[k] or [[hx0, hy0], [hx1, hy0], [hx1, hy1], [hx0, hy1]]):
                         return False
         return True
 
-    def first_free(self, quads: np.ndarray, margin: float = 1.0) -> int | None:
-        """Index of the first of `quads` (k×4×2) that `free` takes, or None: the answer of trying them one by one."""
-        free = np.flatnonzero(self.free_mask(quads, margin))
-        return int(free[0]) if len(free) else None
-
-    def free_mask(self, quads: np.ndarray, margin: float = 1.0) -> np.ndarray:
-        """Which of `quads` (k×4×2) `free` takes, each against the board as it is (nothing is taken in between)."""
-        out = np.zeros(len(quads), dtype=bool)
-        if not len(quads):
-            return out
-        lo, hi = quads.min(axis=1), quads.max(axis=1)
-        inside = np.flatnonzero((lo[:, 0] >= margin) & (lo[:, 1] >= margin) & (hi[:, 0] <= self.plot.width - margin)
-                                & (hi[:, 1] <= self.plot.height - margin))
-        if not len(inside):
-            return out
-        lo, hi = lo[inside], hi[inside]
+    def blocked(self, x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray,
+                margin: float = 1.0) -> np.ndarray:
+        """Which upright boxes x0..x1, y0..y1 `_free_upright` certainly refuses: outside the plot, or over an upright
+        obstacle by more than the rounding reach each way. The others may be free: `_free_upright` says."""
+        out = (x0 < margin) | (y0 < margin) | (x1 > self.plot.width - margin) | (y1 > self.plot.height - margin)
         h = self._hulls[:self._count]
-        # only obstacles whose hulls meet a candidate's can overlap it: first those near any candidate, then pairs
-        near = np.flatnonzero((h[:, 0] < hi[:, 0].max()) & (h[:, 2] > lo[:, 0].min())
-                              & (h[:, 1] < hi[:, 1].max()) & (h[:, 3] > lo[:, 1].min()))
-        if not len(near):
-            out[inside] = True
-            return out
-        hn = h[near]
-        meet = ((hn[None, :, 0] < hi[:, None, 0]) & (hn[None, :, 2] > lo[:, None, 0])
-                & (hn[None, :, 1] < hi[:, None, 1]) & (hn[None, :, 3] > lo[:, None, 1]))
-        candidate, obstacle = np.nonzero(meet)
-        blocked = np.zeros(len(inside), dtype=bool)
-        if len(candidate):
-            obstacle = near[obstacle]
-            a_lo, a_hi, b = lo[candidate], hi[candidate], self._hulls[obstacle]
-            gap = np.minimum(np.minimum(a_hi[:, 0] - b[:, 0], b[:, 2] - a_lo[:, 0]),
-                             np.minimum(a_hi[:, 1] - b[:, 1], b[:, 3] - a_lo[:, 1]))
-            mine = quads[inside[candidate]]
-            hit = (gap > self._reach) & _upright(mine) & self._upright[obstacle]
-            unsure = np.flatnonzero(~hit)
-            if len(unsure):
-                hit[unsure] = _overlapping(mine[unsure], self._quads[obstacle[unsure]])
-            blocked[candidate[hit]] = True
-        out[inside[~blocked]] = True
+        near = np.flatnonzero((h[:, 0] < x1.max()) & (h[:, 2] > x0.min()) & (h[:, 1] < y1.max())
+                              & (h[:, 3] > y0.min()) & self._upright[:self._count])
+        if len(near):
+            hx0, hy0, hx1, hy1 = h[near].T
+            reach = self._reach
+            out |= ((x1[:, None] - hx0 > reach) & (hx1 - x0[:, None] > reach) & (y1[:, None] - hy0 > reach)
+                    & (hy1 - y0[:, None] > reach)).any(axis=1)
         return out
+
+    def first_free(self, quads: np.ndarray, margin: float = 1.0) -> int | None:
+        """Index of the first of `quads` (k×4×2) that `free` takes, or None: the answer of trying them one by one,
+        each against the obstacles in its cells of the grid (in a crowd most spots meet an obstacle at once)."""
+        if not len(quads):
+            return None
+        upright = _upright(quads).tolist()
+        for i, rows in enumerate(quads.tolist()):
+            if upright[i]:
+                (x0, y0), _, (x1, y1), _ = rows
+                if self._free_upright(x0, y0, x1, y1, margin):
+                    return i
+            elif self._free_turned(rows, margin):
+                return i
+        return None
+
+    def take_upright(self, x0: float, y0: float, x1: float, y1: float) -> None:
+        """`take(box(...))` for the upright box x0..x1, y0..y1 (x0 < x1, y0 < y1), from plain floats: `box` at
+        0 degrees has exactly these corners (a rank number's box, taken once per number on each page size)."""
+        self._add(None, (x0, y0, x1, y1), True)
 
     def take(self, quad: np.ndarray) -> None:
         quad = np.asarray(quad, dtype=float)
+        hull = tuple(np.concatenate([quad.min(axis=0), quad.max(axis=0)]).tolist())
+        upright = bool(_upright(quad[None])[0])
+        self._add(None if upright else quad.tolist(), hull, upright)
+
+    def _add(self, rows: list[list[float]] | None, hull: Sequence[float], upright: bool) -> None:
         k = self._count
-        if k == len(self._quads):
-            self._quads = np.concatenate([self._quads, np.empty_like(self._quads)])
+        if k == len(self._hulls):
             self._hulls = np.concatenate([self._hulls, np.empty_like(self._hulls)])
             self._upright = np.concatenate([self._upright, np.empty_like(self._upright)])
-        self.boxes.append(quad)
-        self._quads[k] = quad
-        self._hulls[k] = np.concatenate([quad.min(axis=0), quad.max(axis=0)])
-        self._upright[k] = _upright(quad[None])[0]
-        hull = tuple(self._hulls[k].tolist())
+        self._hulls[k], self._upright[k] = hull, upright
+        self._quad_rows.append(rows)
         self._hull_rows.append(hull)
-        self._upright_rows.append(bool(self._upright[k]))
+        self._upright_rows.append(upright)
         self._register(k, hull)
         self._reach = max(self._reach, _ROUNDING_REACH * (1.0 + max(abs(v) for v in hull)))
         self._count = k + 1
@@ -328,10 +324,21 @@ def place_roof_label(board: Board, text: str, start: tuple[float, float], end: t
 def place_rank(board: Board, text: str, anchors: Sequence[tuple[float, float, float]],
                font_size: float) -> tuple[float, float] | None:
     """Centre of a rank number beside one of its kernel's points (px, py, radius), or None when all are taken."""
-    w, h = text_size(text, font_size, "bold")
-    half_w, half_h = w / 2, h / 2
-    for cx, cy, r in anchors:
+    size = text_size(text, font_size, "bold")
+    spot = _place_beside(board, anchors, [size] * len(anchors))
+    return None if spot is None else spot[:2]
+
+
+def _place_beside(board: Board, anchors: Sequence[tuple[float, float, float]],
+                  sizes: Sequence[tuple[float, float]]) -> tuple[float, float, int] | None:
+    """The first free spot beside a point, anchor by anchor, the text at anchor i being sizes[i]: taken, and its
+    centre and anchor returned; None when every one is taken. Sixteen spots per point: the eight directions at 1 px
+    from its edge, then at 5 px."""
+    free = board._free_upright
+    for index, (cx, cy, r) in enumerate(anchors):
         cx, cy, r = float(cx), float(cy), float(r)  # plain floats: the same arithmetic, a third of the cost
+        w, h = sizes[index]
+        half_w, half_h = w / 2, h / 2
         for distance in (1.0, 5.0):
             d = r + distance
             for dx, dy in ((d + w / 2, 0), (0, -(d + h / 2)), (-(d + w / 2), 0), (0, d + h / 2),
@@ -339,9 +346,9 @@ def place_rank(board: Board, text: str, anchors: Sequence[tuple[float, float, fl
                            (d + w / 2 - 2, d + h / 2 - 2), (-(d + w / 2 - 2), d + h / 2 - 2)):
                 x, y = cx + dx, cy + dy
                 # the corners `box(x, y, w, h)` has, exactly (at 0 degrees they are the centre ± half the size)
-                if board._free_upright(x - half_w, y - half_h, x + half_w, y + half_h):
-                    board.take(box(x, y, w, h))
-                    return x, y
+                if free(x - half_w, y - half_h, x + half_w, y + half_h):
+                    board.take_upright(x - half_w, y - half_h, x + half_w, y + half_h)
+                    return x, y, index
     return None
 
 
@@ -388,7 +395,8 @@ def leader_box(segment: tuple[float, float, float, float], width: float = LEADER
 
 
 def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, float, float]], font_size: float,
-                      texts: Sequence[str] | None = None) -> RankSpot | None:
+                      texts: Sequence[str] | None = None,
+                      near: Sequence[Sequence[float]] | None = None) -> RankSpot | None:
     """`place_rank`, then, where no spot beside a point is free, a spot LEADER_DISTANCES_PX further off with a leader
     back to its point: nearest first, each anchor in turn, the eight directions of `place_rank`. A spot is taken
     when its box and its leader are both free; both go on the board. None when no spot is free.
@@ -396,67 +404,87 @@ def place_rank_leader(board: Board, text: str, anchors: Sequence[tuple[float, fl
     `texts`, one per anchor, says a different text at some anchors (the ranks of other kernels on that spot); the
     spot says which anchor and text it took.
 
-    The first anchor's spots are tried one by one (most numbers go there); the rest, all spots of the other anchors
-    and of every leader distance, are tested at once (`Board.free_mask`: nothing is taken until a spot is chosen,
-    so the first free one in that order is the one trying them one by one finds); the free ones' leaders are then
-    tested at once too: a number with no room costs two vectorised tests, not a few hundred small ones."""
+    The first anchor's spots are tried one by one (most numbers go there). The rest, all spots of the other anchors
+    and of every leader distance, are worked out at once and cleared at once of those an upright obstacle
+    certainly blocks (`Board.blocked`); what is left is tried one by one, in order, as before: a number with no room
+    costs one vectorised test, not a hundred small ones, and lands where trying every spot one by one puts it.
+
+    `near` (hulls x0, y0, x1, y1), the caller's word that those spots are taken whose box, leader and point meet
+    none of these (what has moved since the same search found no room): only the others are tried."""
     texts = list(texts) if texts is not None else [text] * len(anchors)
     if not len(anchors):
         return None
-    spot = place_rank(board, texts[0], [anchors[0]], font_size)
-    if spot is not None:
-        return RankSpot(*spot, anchor=0, text=texts[0])
     sizes = [text_size(t, font_size, "bold") for t in texts]
-    spots: list[tuple[float, float, int, bool]] = []  # centre, anchor, with a leader
-    for index, (cx, cy, r) in enumerate(anchors):  # place_rank's spots of the other anchors, in its order
-        if index == 0:
+    beside = _place_beside(board, anchors[:1], sizes[:1])
+    if beside is not None:
+        return RankSpot(beside[0], beside[1], anchor=0, text=texts[0])
+    a = np.asarray(anchors, dtype=float).reshape(-1, 3)
+    dx, dy, index, leader, half_w, half_h = _spot_offsets(tuple(a[:, 2].tolist()), tuple(sizes))
+    x, y = a[index, 0] + dx, a[index, 1] + dy  # each centre its point plus its offset, as in the one-by-one loops
+    x0, y0, x1, y1 = x - half_w, y - half_h, x + half_w, y + half_h
+    live = np.arange(len(x)) if near is None else np.flatnonzero(_reach_meets(anchors, index, x0, y0, x1, y1, near))
+    if not len(live):
+        return None
+    live = live[~board.blocked(x0[live], y0[live], x1[live], y1[live])]
+    rows = np.column_stack([x, y, x0, y0, x1, y1])
+    for i in live.tolist():
+        cx, cy, bx0, by0, bx1, by1 = rows[i].tolist()
+        if not board._free_upright(bx0, by0, bx1, by1):
             continue
-        cx, cy, r = float(cx), float(cy), float(r)
-        w, h = sizes[index]
-        for distance in (1.0, 5.0):
-            d = r + distance
-            for dx, dy in ((d + w / 2, 0), (0, -(d + h / 2)), (-(d + w / 2), 0), (0, d + h / 2),
-                           (d + w / 2 - 2, -(d + h / 2 - 2)), (-(d + w / 2 - 2), -(d + h / 2 - 2)),
-                           (d + w / 2 - 2, d + h / 2 - 2), (-(d + w / 2 - 2), d + h / 2 - 2)):
-                spots.append((cx + dx, cy + dy, index, False))
-    for distance in LEADER_DISTANCES_PX:
-        for index, (cx, cy, r) in enumerate(anchors):
-            cx, cy, r = float(cx), float(cy), float(r)
-            half_w, half_h = sizes[index][0] / 2, sizes[index][1] / 2
-            d = r + distance
-            for dx, dy in ((d + half_w, 0), (0, -(d + half_h)), (-(d + half_w), 0), (0, d + half_h),
-                           (d + half_w, -(d + half_h)), (-(d + half_w), -(d + half_h)),
-                           (d + half_w, d + half_h), (-(d + half_w), d + half_h)):
-                spots.append((cx + dx, cy + dy, index, True))
-    corners = []
-    for x, y, index, _ in spots:  # the corners place_rank hands `_free_upright`, in `box` order
-        half_w, half_h = sizes[index][0] / 2, sizes[index][1] / 2
-        x0, y0, x1, y1 = x - half_w, y - half_h, x + half_w, y + half_h
-        corners.append(((x0, y0), (x1, y0), (x1, y1), (x0, y1)))
-    free = np.flatnonzero(board.free_mask(np.array(corners, dtype=float).reshape(-1, 4, 2))).tolist()
-    if not free:
-        return None
-    first = free[0]
-    if not spots[first][3]:  # beside another anchor, no leader
-        x, y, index, _ = spots[first]
-        board.take(box(x, y, *sizes[index]))
-        return RankSpot(x, y, anchor=index, text=texts[index])
-    tried = []  # the free spots with a leader to draw, in order, and their leaders' boxes, all tested at once
-    for i in free:
-        x, y, index, _ = spots[i]
-        segment = leader_segment(tuple(float(v) for v in anchors[index]), (x, y), *sizes[index])
-        if segment is not None:
-            tried.append((i, segment))
-    if not tried:
-        return None
-    lines = np.array([_leader_corners(segment) for _, segment in tried], dtype=float)
-    for k in np.flatnonzero(board.free_mask(lines, margin=0.0)).tolist():
-        i, segment = tried[k]
-        x, y, index, _ = spots[i]
-        board.take(box(x, y, *sizes[index]))
+        k = int(index[i])
+        if leader[i]:
+            segment = leader_segment(tuple(float(v) for v in anchors[k]), (cx, cy), *sizes[k])
+            if segment is None or not board._free_turned(_leader_corners(segment), margin=0.0):
+                continue
+        board.take_upright(bx0, by0, bx1, by1)
+        if not leader[i]:
+            return RankSpot(cx, cy, anchor=k, text=texts[k])
         board.take(leader_box(segment))
-        return RankSpot(x, y, segment, anchor=index, text=texts[index])
+        return RankSpot(cx, cy, segment, anchor=k, text=texts[k])
     return None
+
+
+def _reach_meets(anchors: Sequence[tuple[float, float, float]], index: np.ndarray, x0: np.ndarray, y0: np.ndarray,
+                 x1: np.ndarray, y1: np.ndarray, hulls: Sequence[Sequence[float]], slack: float = 2.0) -> np.ndarray:
+    """Which spots' reach meets one of `hulls`: the hull of the spot's box and its point's box (a leader runs
+    between them, LEADER_WIDTH_PX wide), `slack` px wider each way."""
+    a = np.asarray(anchors, dtype=float).reshape(-1, 3)[index]
+    rx0, ry0 = np.minimum(x0, a[:, 0] - a[:, 2]) - slack, np.minimum(y0, a[:, 1] - a[:, 2]) - slack
+    rx1, ry1 = np.maximum(x1, a[:, 0] + a[:, 2]) + slack, np.maximum(y1, a[:, 1] + a[:, 2]) + slack
+    g = np.asarray(hulls, dtype=float).reshape(-1, 4)
+    g = g[(g[:, 0] <= rx1.max()) & (g[:, 2] >= rx0.min()) & (g[:, 1] <= ry1.max()) & (g[:, 3] >= ry0.min())]
+    return ((g[None, :, 0] <= rx1[:, None]) & (g[None, :, 2] >= rx0[:, None]) & (g[None, :, 1] <= ry1[:, None])
+            & (g[None, :, 3] >= ry0[:, None])).any(axis=1)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spot_offsets(radii: tuple[float, ...], sizes: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, ...]:
+    """The offsets from their points of the spots after the first anchor's: `_place_beside`'s spots of the other
+    anchors, anchor by anchor, then the leader spots, distance by distance, anchor by anchor, in the eight
+    directions; with each spot's anchor, leader flag and half sizes. The arithmetic of the one-by-one loops in
+    arrays, each offset the same sum of the same terms (a sign flip is exact), so the same floats. They depend on
+    the marks' radii and the texts only, the same at every page size and in both passes: worked out once."""
+    r = np.array(radii)[:, None]
+    wh = np.array(sizes, dtype=float).reshape(-1, 2)
+    w, h = wh[:, 0:1], wh[:, 1:2]
+    n = len(radii)
+    d = r + np.array([[1.0, 5.0]])  # n×2: place_rank's two distances
+    p, q = d + w / 2, d + h / 2
+    beside = np.stack([p, p - 2, q, q - 2, np.zeros_like(p)], axis=2)  # n×2×5
+    bx = beside[:, :, [0, 4, 0, 4, 1, 1, 1, 1]] * np.array([1, 1, -1, 1, 1, -1, 1, -1])  # n×2×8
+    by = beside[:, :, [4, 2, 4, 2, 3, 3, 3, 3]] * np.array([1, -1, 1, 1, -1, -1, 1, 1])
+    d = (r + np.array([LEADER_DISTANCES_PX])).T  # 4×n
+    far = np.stack([d + w[:, 0] / 2, d + h[:, 0] / 2, np.zeros_like(d)], axis=2)  # 4×n×3
+    lx = far[:, :, [0, 2, 0, 2, 0, 0, 0, 0]] * np.array([1, 1, -1, 1, 1, -1, 1, -1])  # 4×n×8
+    ly = far[:, :, [2, 1, 2, 1, 1, 1, 1, 1]] * np.array([1, -1, 1, 1, -1, -1, 1, 1])
+    anchor = np.arange(n)
+    index = np.concatenate([np.repeat(anchor[1:], 16), np.tile(np.repeat(anchor, 8), len(LEADER_DISTANCES_PX))])
+    leader = np.concatenate([np.zeros(16 * (n - 1), dtype=bool), np.ones(lx.size, dtype=bool)])
+    out = (np.concatenate([bx[1:].ravel(), lx.ravel()]), np.concatenate([by[1:].ravel(), ly.ravel()]), index,
+           leader, (w[:, 0] / 2)[index], (h[:, 0] / 2)[index])
+    for array in out:
+        array.flags.writeable = False  # shared by every call with these radii and texts
+    return out
 
 
 def _leader_corners(segment: tuple[float, float, float, float]) -> list[tuple[float, float]]:
