@@ -61,9 +61,10 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
         # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         out[quantity] = pick_definition(columns, defs).values if defs else np.full(len(raw), np.nan)
-    # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column)
-    values = np.column_stack(list(out.values())) if out else np.empty((len(raw), 0))
-    return pd.DataFrame(values, columns=list(out), index=raw.index)
+    # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
+    # keeps it (a row per column), so that the frame takes the block as it is instead of copying it
+    values = np.vstack(list(out.values())).T if out else np.empty((len(raw), 0))
+    return pd.DataFrame(values, columns=list(out), index=raw.index, copy=False)
 
 
 def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None) -> np.ndarray:
@@ -112,18 +113,23 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
     capture the one "not collected" text (Parquet stores it dictionary-encoded)."""
     settings = settings or limiter_settings()
     n = len(frame)
-    limiter = np.full(n, UNKNOWN_LIMITER, dtype=object)
-    evidence = np.full(n, None, dtype=object)
+    names = [*settings.order, UNKNOWN_LIMITER]
+    limiter = np.full(n, len(names) - 1, dtype=np.int64)  # codes into `names`: no text per launch
+    evidence = np.full(n, -1, dtype=np.int64)  # codes into `texts` (-1: none)
+    texts: list[object] = []
     gain = np.full(n, np.nan)
     open_rows = np.ones(n, dtype=bool)
     verdicts = {name: RULES[name](frame, settings) for name in settings.order}
     needs = sorted({q for v in verdicts.values() for q in v.needs})
     absent = np.column_stack([np.isnan(_column(frame, q)) for q in needs]) if needs else np.zeros((n, 0), dtype=bool)
     missing = np.zeros_like(absent)
-    for name, verdict in verdicts.items():
+    for position, (name, verdict) in enumerate(verdicts.items()):
         take = open_rows & verdict.holds
-        limiter[take] = name
-        evidence[take] = verdict.evidence[take]
+        if take.any():
+            limiter[take] = position
+            local, found = pd.factorize(verdict.evidence[take])  # the rows this rule answers, not every row
+            evidence[take] = np.where(local < 0, -1, local + len(texts))
+            texts.extend(found)
         if verdict.gain_s is not None:
             gain[take] = verdict.gain_s[take]
         open_rows &= ~take
@@ -135,12 +141,27 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
     if len(unknown):  # one text per distinct set of missing counters, not one per launch
         bits = missing[unknown].astype(np.int64) @ (np.int64(1) << np.arange(len(needs), dtype=np.int64))
         patterns, inverse = np.unique(bits, return_inverse=True)
-        texts = [NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
-                                                           catalogue)) for b in patterns]
-        evidence[unknown] = np.asarray(texts, dtype=object)[inverse.reshape(-1)]
-    return pd.DataFrame({"limiter": categorical(limiter, [*settings.order, UNKNOWN_LIMITER]),
-                         "limiter_evidence": categorical(evidence),
+        evidence[unknown] = inverse.reshape(-1) + len(texts)
+        texts.extend(NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
+                                                               catalogue)) for b in patterns)
+    return pd.DataFrame({"limiter": pd.Categorical.from_codes(limiter, categories=pd.Index(names, dtype=object)),
+                         "limiter_evidence": coded_categorical(evidence, texts),
                          LIMITER_GAIN: gain}, index=frame.index)
+
+
+def coded_categorical(codes: np.ndarray, texts: list[object]) -> pd.Categorical:
+    """Codes into `texts` (-1: null) as the Categorical `categorical` would build from the texts themselves:
+    categories in order of first appearance, each text once."""
+    known = codes >= 0
+    distinct, first = np.unique(codes[known], return_index=True)
+    order = distinct[np.argsort(first, kind="stable")]
+    categories = [texts[i] for i in order]
+    if len(set(categories)) < len(categories):  # two sources wrote one text: let factorize merge them
+        return categorical(np.asarray([*texts, None], dtype=object)[np.where(known, codes, len(texts))])
+    remap = np.full(len(texts) + 1, -1, dtype=np.int64)
+    remap[order] = np.arange(len(order))
+    return pd.Categorical.from_codes(remap[np.where(known, codes, len(texts))],
+                                     categories=pd.Index(categories, dtype=object))
 
 
 def categorical(values: np.ndarray, categories: list[str] | None = None) -> pd.Categorical:
