@@ -62,8 +62,25 @@ class Expr:
         return self.names + self.globs
 
     def evaluate(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
+        """The values (read-only: kept in the `Columns` for every definition that reads the same expression)."""
         columns = as_columns(frame)
-        return np.asarray(_eval(self._tree, columns, columns.n), dtype="float64")
+        return columns.cached(f"\x00expr:{self.text}",
+                              lambda: np.asarray(_eval(self._tree, columns, columns.n), dtype="float64"))
+
+    def missing_counts(self, frame: "pd.DataFrame | Columns") -> tuple[np.ndarray, np.ndarray]:
+        """Per row, how many inputs are absent or null, and which (bit i: input i): `missing_mask` summed and
+        packed, over all rows at once, without the rows x inputs array."""
+        columns = as_columns(frame)
+
+        def counts() -> tuple[np.ndarray, np.ndarray]:
+            count, bits = np.zeros(columns.n, dtype=np.int64), np.zeros(columns.n, dtype=np.int64)
+            masks = [columns.isnan(name) for name in self.names]
+            masks += [np.isnan(columns.sum_of(pattern)) for pattern in self.globs]
+            for i, mask in enumerate(masks):
+                count += mask
+                bits |= mask.astype(np.int64) << i
+            return count, bits
+        return columns.cached(f"\x00missing:{self.text}", counts)
 
     def missing_mask(self, frame: "pd.DataFrame | Columns", rows: np.ndarray | None = None) -> np.ndarray:
         """True where input i is absent or null (2-D: rows x inputs), for all rows or the given row indices."""
@@ -99,6 +116,16 @@ class Columns:
             else:
                 self._cache[name] = np.full(self.n, np.nan)
         return self._cache[name]
+
+    def cached(self, key: str, compute):
+        """`compute()` once per key (`\\x00`-prefixed keys: no column name holds one), read-only after."""
+        if key not in self._cache:
+            value = compute()
+            for array in value if isinstance(value, tuple) else (value,):
+                if isinstance(array, np.ndarray) and array.base is None:
+                    array.flags.writeable = False
+            self._cache[key] = value
+        return self._cache[key]
 
     def isnan(self, name: str) -> np.ndarray:
         key = f"\x00isnan:{name}"
@@ -308,11 +335,11 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
         rows = np.flatnonzero(usable & np.isnan(values))
         if rows.size == 0:
             continue
-        missing = definition.expr.missing_mask(columns, rows)
+        absent, packed = definition.expr.missing_counts(columns)
         # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
         # no other definition applies to the architecture (Volta's tensor-pipe count, say).
-        count = missing.sum(axis=1) * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
-        bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
+        count = absent[rows] * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
+        bits = packed[rows]
         closer = count < best_missing[rows]
         best_missing[rows[closer]] = count[closer]
         best_key[rows[closer]] = index * (1 << 32) + bits[closer]

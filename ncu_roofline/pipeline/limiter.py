@@ -121,8 +121,10 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
     open_rows = np.ones(n, dtype=bool)
     verdicts = {name: RULES[name](frame, settings) for name in settings.order}
     needs = sorted({q for v in verdicts.values() for q in v.needs})
-    absent = np.column_stack([np.isnan(_column(frame, q)) for q in needs]) if needs else np.zeros((n, 0), dtype=bool)
-    missing = np.zeros_like(absent)
+    absent = np.zeros(n, dtype=np.int64)  # bit j: needs[j] is null on the row
+    for j, quantity in enumerate(needs):
+        absent |= np.isnan(_column(frame, quantity)).astype(np.int64) << j
+    missing = np.zeros(n, dtype=np.int64)  # bit j: an untested rule lacked needs[j] on the row
     for position, (name, verdict) in enumerate(verdicts.items()):
         take = open_rows & verdict.holds
         if take.any():
@@ -135,12 +137,11 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
         open_rows &= ~take
         untested = open_rows & ~verdict.decided
         if untested.any():  # every counter the untested rules lack: one collect command
-            columns = [needs.index(q) for q in verdict.needs]
-            missing[np.ix_(untested, columns)] |= absent[np.ix_(untested, columns)]
+            lacks = sum(1 << needs.index(q) for q in set(verdict.needs))
+            missing[untested] |= absent[untested] & lacks
     unknown = np.flatnonzero(open_rows)
     if len(unknown):  # one text per distinct set of missing counters, not one per launch
-        bits = missing[unknown].astype(np.int64) @ (np.int64(1) << np.arange(len(needs), dtype=np.int64))
-        patterns, inverse = np.unique(bits, return_inverse=True)
+        patterns, inverse = np.unique(missing[unknown], return_inverse=True)
         evidence[unknown] = inverse.reshape(-1) + len(texts)
         texts.extend(NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
                                                                catalogue)) for b in patterns)
