@@ -24,8 +24,10 @@ import pandas as pd
 from ..core.vocabulary import (
     II_SHARED_IDEAL,
     INSTRUCTION_LEVELS,
+    LIMITER_COLUMNS,
     LIMITER_GAIN,
     LIMITER_NCU,
+    LIMITER_TIME_WEIGHTED,
     NCU_RULES,
     UNKNOWN_LIMITER,
     ii_column,
@@ -53,14 +55,19 @@ def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: floa
 
 def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
     """Per launch, every limiter and instruction-roofline quantity: the first definition whose inputs are present
-    (null where none is: a custom catalogue without limiters.toml gives all nulls)."""
+    (null where none is: a custom catalogue without limiters.toml gives all nulls). A rate or setting of the launch
+    (LIMITER_TIME_WEIGHTED) that no definition can give is left out rather than a column of nulls: only the rules
+    read those, and they read an absent column as null (a capture without the limiter's counters lacks ~40)."""
     out = {}
     columns = as_columns(raw)
     for quantity in limiter_settings().quantities:
         # only the definitions whose every input is a column can give a value: a capture without the limiter's
         # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
-        out[quantity] = pick_definition(columns, defs).values if defs else np.full(len(raw), np.nan)
+        if defs:
+            out[quantity] = pick_definition(columns, defs).values
+        elif quantity not in LIMITER_TIME_WEIGHTED or quantity in LIMITER_COLUMNS:
+            out[quantity] = np.full(len(raw), np.nan)
     # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
     # keeps it (a row per column), so that the frame takes the block as it is instead of copying it
     values = np.vstack(list(out.values())).T if out else np.empty((len(raw), 0))
