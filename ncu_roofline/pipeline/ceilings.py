@@ -68,8 +68,7 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     for column in ROOF_COLUMNS:
         term = _TERM_OF_ROOF[column]
         used = derived[def_column(term.amount)]
-        allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
-                   for d in catalogue.definitions(column) if d.for_defs}
+        allowed = {d.id: _uses(used, d.for_defs) for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
         reports[column] = report * scale if term.sm_clocked else report
     table_peaks, table_label = _on_report_clock(columns, catalogue, options.clock, user_peaks, reports, table_peaks,
@@ -105,6 +104,15 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     frame[OWN_ROOFS] = sum((np.isfinite(reports[column]).astype(np.int64) << i)
                            for i, column in enumerate(ROOF_COLUMNS)) if n else np.zeros(0, dtype=np.int64)
     return frame
+
+
+def _uses(used: pd.Series, defs: tuple[str, ...]) -> np.ndarray:
+    """Rows whose amount was derived by one of `defs` (`used`: the `def_*` column, a Categorical of definition ids:
+    tested once per id, not once per launch)."""
+    if not isinstance(used.dtype, pd.CategoricalDtype):
+        return np.asarray(used.isin(defs), dtype=bool)
+    hits = np.append(np.asarray(used.cat.categories.isin(defs), dtype=bool), False)  # code -1: no definition
+    return hits[used.cat.codes.to_numpy()]
 
 
 # A private column (never written): per launch, a bit mask of the roofs that came from the capture itself.

@@ -25,6 +25,7 @@ from ..core.vocabulary import (
     def_column,
 )
 from .catalogue import Catalogue, Columns, as_columns, pick_definition
+from .codes import sorted_codes
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,7 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index)
 def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if "source_file" not in frame:
         return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
-    codes, names = pd.factorize(frame["source_file"].astype("object").fillna(""), sort=True)
-    return codes.astype(np.int64), np.asarray(names, dtype=object)
+    return sorted_codes(frame["source_file"])
 
 
 def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,
         for gap in gaps[first_gap:]:
             found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED_COLUMNS)
         bare = [source for source, count in found.items() if count == len(COUNTED_COLUMNS)]
-        nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
+        nothing &= ~frame["source_file"].isin(bare).to_numpy(dtype=bool)
     notes.add(nothing, COLLECT_HINT)
     return derived, notes
 

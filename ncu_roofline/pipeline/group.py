@@ -37,6 +37,7 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
+from .codes import sorted_codes
 from .rank import split_by_tensor_type
 
 GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
@@ -105,7 +106,7 @@ def _factorize_keys(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, l
     codes = np.zeros(n, dtype=np.int64)
     ranks, labels = [], []
     for key in keys:
-        rank, uniques = _key_ranks(frame[key])
+        rank, uniques = sorted_codes(frame[key])
         ranks.append(rank)
         labels.append(uniques)
         _, codes = np.unique(codes * len(uniques) + rank, return_inverse=True)  # at most n distinct: no overflow
@@ -114,21 +115,6 @@ def _factorize_keys(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, l
     first = np.empty(groups, dtype=np.int64)  # one launch of each group, for its key values
     first[codes[::-1]] = np.arange(n - 1, -1, -1)
     return codes, [uniques[rank[first]] for rank, uniques in zip(ranks, labels)]
-
-
-def _key_ranks(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's rank among the key's distinct values in sorted order (null counted as ''), and those values."""
-    if not isinstance(values.dtype, pd.StringDtype):
-        values = values.astype("object")
-    rank, uniques = pd.factorize(values, sort=True, use_na_sentinel=True)
-    uniques = np.asarray(uniques, dtype=object)
-    if (rank < 0).any():
-        empty = np.flatnonzero(uniques == "")
-        if len(empty):
-            rank = np.where(rank < 0, empty[0], rank)
-        else:  # '' sorts before every other text
-            uniques, rank = np.concatenate([np.asarray([""], dtype=object), uniques]), rank + 1
-    return rank.astype(np.int64, copy=False), uniques
 
 
 def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:
