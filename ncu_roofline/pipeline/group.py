@@ -70,8 +70,8 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     columns["compute_capability"] = grouped["compute_capability"].first().to_numpy()
     columns["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
     columns["source_files"] = grouped["source_file"].nunique().to_numpy()
-    columns.update(_sums_or_null(frame, grouped, list(SUMMED)))
-    columns.update(_limiter_inputs(frame, grouped))
+    columns.update(_sums_or_null(frame, list(SUMMED)))
+    columns.update(_limiter_inputs(frame))
     out = pd.DataFrame(columns, index=pd.RangeIndex(len(index[0]) if index else 0))
     for key in keys:
         out[key] = out[key].astype("string")
@@ -133,10 +133,10 @@ def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> No
     out["status"] = np.where(has, np.where(status == "ok", note, note + "; " + status.astype(str)), status)
 
 
-def _limiter_inputs(frame: pd.DataFrame, grouped) -> dict[str, np.ndarray]:
+def _limiter_inputs(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """The limiter's inputs (limiter.py): counts summed, rates and launch settings weighted by time (null where any
     launch of the group has it unknown)."""
-    columns = _sums_or_null(frame, grouped, [c for c in LIMITER_SUMMED if c in frame])
+    columns = _sums_or_null(frame, [c for c in LIMITER_SUMMED if c in frame])
     weighted = [c for c in LIMITER_TIME_WEIGHTED if c in frame]
     if not weighted:
         return columns
@@ -149,7 +149,7 @@ def _limiter_inputs(frame: pd.DataFrame, grouped) -> dict[str, np.ndarray]:
     return columns
 
 
-def _sums_or_null(frame: pd.DataFrame, grouped, columns: list[str]) -> dict[str, np.ndarray]:
+def _sums_or_null(frame: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarray]:
     """Per group, the sum of each column over its launches; null when any launch of the group has it unknown."""
     return _group_sums_or_null({c: _floats(frame, c) for c in columns}, frame["_group"].to_numpy())
 
