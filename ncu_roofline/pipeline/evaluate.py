@@ -82,7 +82,9 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
     is missing. Binary reports (`reports`: their source names, as the readers said) always load, since they hold
     everything else ncu showed.
     """
-    for source, rows in raw.groupby("source_file", sort=True):
+    files = raw["source_file"]
+    one = len(raw) and files.notna().all() and files.nunique() == 1  # one capture: its rows are the frame, no copy
+    for source, rows in ([(files.iloc[0], raw)] if one else raw.groupby("source_file", sort=True)):
         present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
                          and rows[c].notna().any())
         if source in reports or any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
