@@ -98,7 +98,7 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
         # Orin, Thor and GB10 share memory with the CPU: Nsight Compute draws no DRAM roof there, nor do we.
         out[_OFF_CHIP.peak] = np.where(integrated, np.nan, out[_OFF_CHIP.peak])
         notes.add(integrated, f"no {display(_OFF_CHIP.key)} roof: integrated memory (CC 8.7, 11.0, 12.1)")
-    frame = pd.DataFrame(out, index=raw.index)
+    frame = pd.DataFrame(out, index=raw.index, copy=False)  # fresh arrays: not copied into one block
     frame["ceiling_source"] = _join_sources(source_parts, n, list(origins))
     # which roofs the capture holds itself (bit i: ROOF_COLUMNS[i]): the terms its own roofline charts (rank.py)
     frame[OWN_ROOFS] = sum((np.isfinite(reports[column]).astype(np.int64) << i)

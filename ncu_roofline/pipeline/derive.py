@@ -72,7 +72,7 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
             gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
-    derived = pd.DataFrame(out, index=frame.index)
+    derived = pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
     work = derived[list(WORK_COLUMNS)].to_numpy()
     known = ~np.isnan(work)
     known_sum = np.nansum(work, axis=1)
@@ -104,7 +104,7 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
-    return pd.DataFrame(out, index=index)
+    return pd.DataFrame(out, index=index, copy=False)
 
 
 def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -106,7 +106,7 @@ def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     for level in INSTRUCTION_LEVELS:
         out[ii_column(level)] = _ratio(warp_inst, frame[txn_column(level)].to_numpy(dtype="float64"))
     out[II_SHARED_IDEAL] = _ratio(warp_inst, frame["txn_shared_ideal"].to_numpy(dtype="float64"))
-    return pd.DataFrame(out, index=frame.index)
+    return pd.DataFrame(out, index=frame.index, copy=False)
 
 
 def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
@@ -154,7 +154,7 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
                                                                catalogue)) for b in patterns)
     return pd.DataFrame({"limiter": pd.Categorical.from_codes(limiter, categories=pd.Index(names, dtype=object)),
                          "limiter_evidence": coded_categorical(evidence, texts),
-                         LIMITER_GAIN: gain}, index=frame.index)
+                         LIMITER_GAIN: gain}, index=frame.index, copy=False)
 
 
 def coded_categorical(codes: np.ndarray, texts: list[object]) -> pd.Categorical:
