@@ -67,9 +67,10 @@ def finish_launch_table(identity: dict[str, object], metrics: dict[str, object],
         data[name] = series.astype(dtype) if n else pd.Series([], dtype=dtype)
     frame = pd.DataFrame(data)
     if metrics:
-        # one float64 block built at once: a Series per column costs ~80 us, and reports have ~1,000 metrics
-        values = np.column_stack([_float_column(v) for v in metrics.values()]) if n else np.empty((0, len(metrics)))
-        metric_frame = pd.DataFrame(values, columns=list(metrics), index=frame.index)
+        # one float64 block built at once: a Series per column costs ~80 us, and reports have ~1,000 metrics; a row
+        # per column, as pandas keeps a block, so that the frame takes it without a copy
+        values = np.vstack([_float_column(v) for v in metrics.values()]).T if n else np.empty((0, len(metrics)))
+        metric_frame = pd.DataFrame(values, columns=list(metrics), index=frame.index, copy=False)
         frame = pd.concat([frame, metric_frame], axis=1)
     return frame
 

@@ -64,6 +64,20 @@ class Expr:
         columns = as_columns(frame)
         return np.asarray(_eval(self._tree, columns, columns.n), dtype="float64")
 
+    def missing_counts(self, frame: "pd.DataFrame | Columns", rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For the given row indices, how many inputs are absent or null, and which (bit i: input i): `missing_mask`
+        summed and packed, without the rows x inputs array."""
+        columns = as_columns(frame)
+        count, bits = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
+        masks = [columns.isnan(name) for name in self.names]
+        masks += [np.isnan(columns.sum_of(pattern)) for pattern in self.globs]
+        everywhere = len(rows) == columns.n
+        for i, mask in enumerate(masks):
+            mask = mask if everywhere else mask[rows]
+            count += mask
+            bits |= mask.astype(np.int64) << i
+        return count, bits
+
     def missing_mask(self, frame: "pd.DataFrame | Columns", rows: np.ndarray | None = None) -> np.ndarray:
         """True where input i is absent or null (2-D: rows x inputs), for all rows or the given row indices."""
         columns = as_columns(frame)
@@ -95,14 +109,30 @@ class Columns:
                 if series.dtype != "float64":
                     series = pd.to_numeric(series, errors="coerce")
                 self._cache[name] = series.to_numpy(dtype="float64", na_value=np.nan)
-            else:
-                self._cache[name] = np.full(self.n, np.nan)
+            else:  # one read-only array of nulls for every metric the frame lacks (a capture lacks hundreds)
+                self._cache[name] = self._absent()
         return self._cache[name]
 
+    def _absent(self) -> np.ndarray:
+        key = "\x00absent"
+        if key not in self._cache:
+            self._cache[key] = np.full(self.n, np.nan)
+            self._cache[key].flags.writeable = False
+        return self._cache[key]
+
     def isnan(self, name: str) -> np.ndarray:
-        key = f"\x00isnan:{name}"
+        key = f"\x00isnan:{name}" if name in self._present else "\x00isnan:\x00absent"
         if key not in self._cache:
             self._cache[key] = np.isnan(self.column(name))
+        return self._cache[key]
+
+    def holds(self, condition: Expr) -> np.ndarray:
+        """Rows where a definition's condition holds; a condition is evaluated once (definitions share a few)."""
+        key = f"\x00when:{condition.text}"
+        if key not in self._cache:
+            value = np.asarray(condition.evaluate(self), dtype=bool)
+            value.flags.writeable = False
+            self._cache[key] = value
         return self._cache[key]
 
     def sum_of(self, pattern: str) -> np.ndarray:
@@ -194,7 +224,7 @@ class Definition:
         """Rows where the definition's condition holds (its inputs may still be missing)."""
         if self.when is None:
             return np.ones(as_columns(frame).n, dtype=bool)
-        return np.asarray(self.when.evaluate(frame), dtype=bool)
+        return as_columns(frame).holds(self.when)
 
 
 @dataclass(frozen=True)
@@ -307,11 +337,10 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
         rows = np.flatnonzero(usable & np.isnan(values))
         if rows.size == 0:
             continue
-        missing = definition.expr.missing_mask(columns, rows)
+        absent, bits = definition.expr.missing_counts(columns, rows)
         # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
         # no other definition applies to the architecture (Volta's tensor-pipe count, say).
-        count = missing.sum(axis=1) * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
-        bits = (missing.astype(np.int64) << np.arange(missing.shape[1], dtype=np.int64)).sum(axis=1)
+        count = absent * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
         closer = count < best_missing[rows]
         best_missing[rows[closer]] = count[closer]
         best_key[rows[closer]] = index * (1 << 32) + bits[closer]

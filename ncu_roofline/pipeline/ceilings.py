@@ -68,38 +68,51 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     for column in ROOF_COLUMNS:
         term = _TERM_OF_ROOF[column]
         used = derived[def_column(term.amount)]
-        allowed = {d.id: np.asarray(used.isin(d.for_defs), dtype=bool)
-                   for d in catalogue.definitions(column) if d.for_defs}
+        allowed = {d.id: _uses(used, d.for_defs) for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
         reports[column] = report * scale if term.sm_clocked else report
     table_peaks, table_label = _on_report_clock(columns, catalogue, options.clock, user_peaks, reports, table_peaks,
                                                 table_label, table_clock, notes)
+    # where each roof came from, as codes into `origins` (one text per source, not one per launch and roof)
+    origins: dict[str, int] = {"": 0, "report": 1}
+    table_codes, table_texts = pd.factorize(table_label)
+    table_origin = np.asarray([origins.setdefault(t, len(origins)) for t in table_texts] + [0],
+                              dtype=np.int64)[table_codes]
     for column in ROOF_COLUMNS:
         quantity = _TERM_OF_ROOF[column].amount
         report = reports[column]
         values = report.copy()
-        origin = np.where(np.isnan(report), "", "report").astype(object)
+        origin = np.where(np.isnan(report), 0, 1)
         if column in user_peaks:
             values[:] = user_peaks[column]
-            origin[:] = options.user_source or "user"
+            origin[:] = origins.setdefault(options.user_source or "user", len(origins))
         from_table = np.isnan(values) & ~np.isnan(table_peaks[column])
         values[from_table] = table_peaks[column][from_table]
-        origin[from_table] = table_label[from_table]
+        origin[from_table] = table_origin[from_table]
         out[column] = values
         if column in TENSOR_PEAK_COLUMNS:  # a type's roof is cited only where the launch did work of that type
-            origin = np.where(derived[quantity].to_numpy(dtype="float64") > 0, origin, "").astype(object)
+            origin = np.where(derived[quantity].to_numpy(dtype="float64") > 0, origin, 0)
         source_parts.append(origin)
     integrated = raw["compute_capability"].isin(INTEGRATED_MEMORY_CC).fillna(False).to_numpy(dtype=bool)
     if integrated.any():
         # Orin, Thor and GB10 share memory with the CPU: Nsight Compute draws no DRAM roof there, nor do we.
         out[_OFF_CHIP.peak] = np.where(integrated, np.nan, out[_OFF_CHIP.peak])
         notes.add(integrated, f"no {display(_OFF_CHIP.key)} roof: integrated memory (CC 8.7, 11.0, 12.1)")
-    frame = pd.DataFrame(out, index=raw.index)
-    frame["ceiling_source"] = _join_sources(source_parts, n)
+    frame = pd.DataFrame(out, index=raw.index, copy=False)  # fresh arrays: not copied into one block
+    frame["ceiling_source"] = _join_sources(source_parts, n, list(origins))
     # which roofs the capture holds itself (bit i: ROOF_COLUMNS[i]): the terms its own roofline charts (rank.py)
     frame[OWN_ROOFS] = sum((np.isfinite(reports[column]).astype(np.int64) << i)
                            for i, column in enumerate(ROOF_COLUMNS)) if n else np.zeros(0, dtype=np.int64)
     return frame
+
+
+def _uses(used: pd.Series, defs: tuple[str, ...]) -> np.ndarray:
+    """Rows whose amount was derived by one of `defs` (`used`: the `def_*` column, a Categorical of definition ids:
+    tested once per id, not once per launch)."""
+    if not isinstance(used.dtype, pd.CategoricalDtype):
+        return np.asarray(used.isin(defs), dtype=bool)
+    hits = np.append(np.asarray(used.cat.categories.isin(defs), dtype=bool), False)  # code -1: no definition
+    return hits[used.cat.codes.to_numpy()]
 
 
 # A private column (never written): per launch, a bit mask of the roofs that came from the capture itself.
@@ -223,8 +236,9 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
     return peaks, labels, clocks
 
 
-def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
-    """'report', 'table:NVIDIA H100 PCIe', or 'report+table:...' where roofs came from several places."""
+def _join_sources(parts: list[np.ndarray], n: int, origins: list[str]) -> pd.Series:
+    """'report', 'table:NVIDIA H100 PCIe', or 'report+table:...' where roofs came from several places (`parts`:
+    per roof, each launch's code into `origins`)."""
     combined = np.zeros(n, dtype=np.int64)
     for part in parts:
         codes, uniques = pd.factorize(part)
@@ -232,7 +246,8 @@ def _join_sources(parts: list[np.ndarray], n: int) -> pd.Series:
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     texts = []
     for row in first:
-        seen = sorted((s for s in dict.fromkeys(part[row] for part in parts) if s), key=lambda s: s != "report")
+        seen = sorted((s for s in dict.fromkeys(origins[part[row]] for part in parts) if s),
+                      key=lambda s: s != "report")
         texts.append("+".join(seen) if seen else "none")
     text_codes, categories = pd.factorize(np.asarray(texts, dtype=object))
     codes = text_codes[inverse.reshape(-1)] if n else np.zeros(0, dtype=np.int64)

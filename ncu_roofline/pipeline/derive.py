@@ -25,6 +25,7 @@ from ..core.vocabulary import (
     def_column,
 )
 from .catalogue import Catalogue, Columns, as_columns, pick_definition
+from .codes import sorted_codes
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
             gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
-    derived = pd.DataFrame(out, index=frame.index)
+    derived = pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
     work = derived[list(WORK_COLUMNS)].to_numpy()
     known = ~np.isnan(work)
     known_sum = np.nansum(work, axis=1)
@@ -103,14 +104,13 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
-    return pd.DataFrame(out, index=index)
+    return pd.DataFrame(out, index=index, copy=False)
 
 
 def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if "source_file" not in frame:
         return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
-    codes, names = pd.factorize(frame["source_file"].astype("object").fillna(""), sort=True)
-    return codes.astype(np.int64), np.asarray(names, dtype=object)
+    return sorted_codes(frame["source_file"])
 
 
 def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,
         for gap in gaps[first_gap:]:
             found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED_COLUMNS)
         bare = [source for source, count in found.items() if count == len(COUNTED_COLUMNS)]
-        nothing &= ~frame["source_file"].astype("object").isin(bare).to_numpy()
+        nothing &= ~frame["source_file"].isin(bare).to_numpy(dtype=bool)
     notes.add(nothing, COLLECT_HINT)
     return derived, notes
 
@@ -82,7 +82,9 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
     is missing. Binary reports (`reports`: their source names, as the readers said) always load, since they hold
     everything else ncu showed.
     """
-    for source, rows in raw.groupby("source_file", sort=True):
+    files = raw["source_file"]
+    one = len(raw) and files.notna().all() and files.nunique() == 1  # one capture: its rows are the frame, no copy
+    for source, rows in ([(files.iloc[0], raw)] if one else raw.groupby("source_file", sort=True)):
         present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
                          and rows[c].notna().any())
         if source in reports or any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):

@@ -37,6 +37,7 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
+from .codes import sorted_codes
 from .rank import split_by_tensor_type
 
 GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
@@ -63,16 +64,15 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     # Columns are gathered and the frame built at once: inserting ~100 columns one by one was most of the
     # grouping time on a small run (pandas copies its block layout on each insert).
     columns: dict[str, object] = {}
-    for position, key in enumerate(keys):
-        columns[key] = pd.Series(index.get_level_values(position), dtype="object").replace("", pd.NA) \
-            .astype("string").to_numpy()
+    for key, values in zip(keys, index):
+        columns[key] = pd.Series(values, dtype="object").replace("", pd.NA).astype("string").to_numpy()
     columns["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
     columns["compute_capability"] = grouped["compute_capability"].first().to_numpy()
     columns["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
     columns["source_files"] = grouped["source_file"].nunique().to_numpy()
-    columns.update(_sums_or_null(frame, grouped, list(SUMMED)))
-    columns.update(_limiter_inputs(frame, grouped))
-    out = pd.DataFrame(columns, index=pd.RangeIndex(len(index)))
+    columns.update(_sums_or_null(frame, list(SUMMED)))
+    columns.update(_limiter_inputs(frame))
+    out = pd.DataFrame(columns, index=pd.RangeIndex(len(index[0]) if index else 0))
     for key in keys:
         out[key] = out[key].astype("string")
     _recompute_ratios(out)
@@ -95,15 +95,26 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 def group_codes(launches: pd.DataFrame, keys: list[str]) -> np.ndarray:
     """Each launch's group: its row in `group_launches(launches, keys)` (limiter.group_gain sums over them)."""
-    return _factorize_keys(launches[keys].copy(), keys)[0]
+    return _factorize_keys(launches, keys)[0]
 
 
-def _factorize_keys(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.MultiIndex]:
-    """Group codes (sorted by key) and the keys of each group; a null key part groups as ''. Blanks `frame`'s keys."""
+def _factorize_keys(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Group codes (in the sorted order of the key tuples) and, per key, its value in each group (object); a null
+    key part groups as ''. Each key is factorized on its own (Arrow strings: no Python object per launch) and the
+    sorted per-key ranks are combined, which orders the groups as the tuples of their values would sort."""
+    n = len(frame)
+    codes = np.zeros(n, dtype=np.int64)
+    ranks, labels = [], []
     for key in keys:
-        frame[key] = frame[key].astype("object").where(frame[key].notna(), "")
-    return pd.factorize(pd.MultiIndex.from_frame(frame[keys]), sort=True) if len(frame) \
-        else (np.zeros(0, dtype=np.int64), pd.MultiIndex.from_arrays([[]] * len(keys), names=keys))
+        rank, uniques = sorted_codes(frame[key])
+        ranks.append(rank)
+        labels.append(uniques)
+        _, codes = np.unique(codes * len(uniques) + rank, return_inverse=True)  # at most n distinct: no overflow
+        codes = codes.reshape(-1)
+    groups = int(codes.max()) + 1 if n else 0
+    first = np.empty(groups, dtype=np.int64)  # one launch of each group, for its key values
+    first[codes[::-1]] = np.arange(n - 1, -1, -1)
+    return codes, [uniques[rank[first]] for rank, uniques in zip(ranks, labels)]
 
 
 def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:
@@ -122,31 +133,47 @@ def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> No
     out["status"] = np.where(has, np.where(status == "ok", note, note + "; " + status.astype(str)), status)
 
 
-def _limiter_inputs(frame: pd.DataFrame, grouped) -> dict[str, np.ndarray]:
+def _limiter_inputs(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """The limiter's inputs (limiter.py): counts summed, rates and launch settings weighted by time (null where any
     launch of the group has it unknown)."""
-    columns = _sums_or_null(frame, grouped, [c for c in LIMITER_SUMMED if c in frame])
+    columns = _sums_or_null(frame, [c for c in LIMITER_SUMMED if c in frame])
     weighted = [c for c in LIMITER_TIME_WEIGHTED if c in frame]
     if not weighted:
         return columns
-    time_s = frame["time_s"].astype("float64")
-    products = frame[weighted].astype("float64").mul(time_s, axis=0).assign(_time=time_s, _group=frame["_group"])
-    sums = _sums_or_null(products, products.groupby("_group", sort=True), [*weighted, "_time"])
+    time_s = frame["time_s"].to_numpy(dtype="float64")
+    products = {c: _floats(frame, c) * time_s for c in weighted}
+    sums = _group_sums_or_null({**products, "_time": time_s}, frame["_group"].to_numpy())
     with np.errstate(divide="ignore", invalid="ignore"):
         for column in weighted:
             columns[column] = _finite(sums[column] / sums["_time"])
     return columns
 
 
-def _sums_or_null(frame: pd.DataFrame, grouped, columns: list[str]) -> dict[str, np.ndarray]:
-    """Per group, the sum of each column over its launches; null when any launch of the group has it unknown.
+def _sums_or_null(frame: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarray]:
+    """Per group, the sum of each column over its launches; null when any launch of the group has it unknown."""
+    return _group_sums_or_null({c: _floats(frame, c) for c in columns}, frame["_group"].to_numpy())
 
-    One groupby for all columns (pandas' compensated sum, so totals do not depend on launch order)."""
-    values = frame[columns].astype("float64")
-    totals = grouped[columns].sum(min_count=1)
-    unknown = values.isna().groupby(frame["_group"], sort=True).any()
-    return {column: np.where(unknown[column].to_numpy(), np.nan, totals[column].to_numpy(dtype="float64"))
-            for column in columns}
+
+def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _group_sums_or_null(columns: dict[str, np.ndarray], group: np.ndarray) -> dict[str, np.ndarray]:
+    """Per group (codes 0..groups-1, every group present), the sum of each array over its launches; null when any
+    launch of the group has it unknown. One groupby over one float block (pandas' compensated sum, so that totals
+    do not depend on launch order); a column unknown on every launch (a counter the capture lacks) is null without
+    being summed."""
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    unknown = {c: np.isnan(v) for c, v in columns.items()}
+    out = {c: np.full(n_groups, np.nan) for c in columns if unknown[c].all()}
+    summed = [c for c in columns if c not in out]
+    if summed:
+        block = pd.DataFrame(np.vstack([columns[c] for c in summed]).T, copy=False)  # a row per column, as pandas
+        totals = block.groupby(group, sort=True).sum(min_count=1).to_numpy(dtype="float64")
+        for j, column in enumerate(summed):
+            out[column] = np.where(np.bincount(group, weights=unknown[column], minlength=n_groups) > 0, np.nan,
+                                   totals[:, j]) if unknown[column].any() else totals[:, j]
+    return {c: out[c] for c in columns}
 
 
 def _recompute_ratios(out: pd.DataFrame) -> None:

@@ -24,8 +24,10 @@ import pandas as pd
 from ..core.vocabulary import (
     II_SHARED_IDEAL,
     INSTRUCTION_LEVELS,
+    LIMITER_COLUMNS,
     LIMITER_GAIN,
     LIMITER_NCU,
+    LIMITER_TIME_WEIGHTED,
     NCU_RULES,
     UNKNOWN_LIMITER,
     ii_column,
@@ -53,17 +55,23 @@ def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: floa
 
 def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
     """Per launch, every limiter and instruction-roofline quantity: the first definition whose inputs are present
-    (null where none is: a custom catalogue without limiters.toml gives all nulls)."""
+    (null where none is: a custom catalogue without limiters.toml gives all nulls). A rate or setting of the launch
+    (LIMITER_TIME_WEIGHTED) that no definition can give is left out rather than a column of nulls: only the rules
+    read those, and they read an absent column as null (a capture without the limiter's counters lacks ~40)."""
     out = {}
     columns = as_columns(raw)
     for quantity in limiter_settings().quantities:
         # only the definitions whose every input is a column can give a value: a capture without the limiter's
         # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
-        out[quantity] = pick_definition(columns, defs).values if defs else np.full(len(raw), np.nan)
-    # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column)
-    values = np.column_stack(list(out.values())) if out else np.empty((len(raw), 0))
-    return pd.DataFrame(values, columns=list(out), index=raw.index)
+        if defs:
+            out[quantity] = pick_definition(columns, defs).values
+        elif quantity not in LIMITER_TIME_WEIGHTED or quantity in LIMITER_COLUMNS:
+            out[quantity] = np.full(len(raw), np.nan)
+    # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
+    # keeps it (a row per column), so that the frame takes the block as it is instead of copying it
+    values = np.vstack(list(out.values())).T if out else np.empty((len(raw), 0))
+    return pd.DataFrame(values, columns=list(out), index=raw.index, copy=False)
 
 
 def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None) -> np.ndarray:
@@ -98,7 +106,7 @@ def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     for level in INSTRUCTION_LEVELS:
         out[ii_column(level)] = _ratio(warp_inst, frame[txn_column(level)].to_numpy(dtype="float64"))
     out[II_SHARED_IDEAL] = _ratio(warp_inst, frame["txn_shared_ideal"].to_numpy(dtype="float64"))
-    return pd.DataFrame(out, index=frame.index)
+    return pd.DataFrame(out, index=frame.index, copy=False)
 
 
 def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
@@ -112,35 +120,56 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
     capture the one "not collected" text (Parquet stores it dictionary-encoded)."""
     settings = settings or limiter_settings()
     n = len(frame)
-    limiter = np.full(n, UNKNOWN_LIMITER, dtype=object)
-    evidence = np.full(n, None, dtype=object)
+    names = [*settings.order, UNKNOWN_LIMITER]
+    limiter = np.full(n, len(names) - 1, dtype=np.int64)  # codes into `names`: no text per launch
+    evidence = np.full(n, -1, dtype=np.int64)  # codes into `texts` (-1: none)
+    texts: list[object] = []
     gain = np.full(n, np.nan)
     open_rows = np.ones(n, dtype=bool)
     verdicts = {name: RULES[name](frame, settings) for name in settings.order}
     needs = sorted({q for v in verdicts.values() for q in v.needs})
-    absent = np.column_stack([np.isnan(_column(frame, q)) for q in needs]) if needs else np.zeros((n, 0), dtype=bool)
-    missing = np.zeros_like(absent)
-    for name, verdict in verdicts.items():
+    absent = np.zeros(n, dtype=np.int64)  # bit j: needs[j] is null on the row
+    for j, quantity in enumerate(needs):
+        absent |= np.isnan(_column(frame, quantity)).astype(np.int64) << j
+    missing = np.zeros(n, dtype=np.int64)  # bit j: an untested rule lacked needs[j] on the row
+    for position, (name, verdict) in enumerate(verdicts.items()):
         take = open_rows & verdict.holds
-        limiter[take] = name
-        evidence[take] = verdict.evidence[take]
+        if take.any():
+            limiter[take] = position
+            local, found = pd.factorize(verdict.evidence[take])  # the rows this rule answers, not every row
+            evidence[take] = np.where(local < 0, -1, local + len(texts))
+            texts.extend(found)
         if verdict.gain_s is not None:
             gain[take] = verdict.gain_s[take]
         open_rows &= ~take
         untested = open_rows & ~verdict.decided
         if untested.any():  # every counter the untested rules lack: one collect command
-            columns = [needs.index(q) for q in verdict.needs]
-            missing[np.ix_(untested, columns)] |= absent[np.ix_(untested, columns)]
+            lacks = sum(1 << needs.index(q) for q in set(verdict.needs))
+            missing[untested] |= absent[untested] & lacks
     unknown = np.flatnonzero(open_rows)
     if len(unknown):  # one text per distinct set of missing counters, not one per launch
-        bits = missing[unknown].astype(np.int64) @ (np.int64(1) << np.arange(len(needs), dtype=np.int64))
-        patterns, inverse = np.unique(bits, return_inverse=True)
-        texts = [NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
-                                                           catalogue)) for b in patterns]
-        evidence[unknown] = np.asarray(texts, dtype=object)[inverse.reshape(-1)]
-    return pd.DataFrame({"limiter": categorical(limiter, [*settings.order, UNKNOWN_LIMITER]),
-                         "limiter_evidence": categorical(evidence),
-                         LIMITER_GAIN: gain}, index=frame.index)
+        patterns, inverse = np.unique(missing[unknown], return_inverse=True)
+        evidence[unknown] = inverse.reshape(-1) + len(texts)
+        texts.extend(NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
+                                                               catalogue)) for b in patterns)
+    return pd.DataFrame({"limiter": pd.Categorical.from_codes(limiter, categories=pd.Index(names, dtype=object)),
+                         "limiter_evidence": coded_categorical(evidence, texts),
+                         LIMITER_GAIN: gain}, index=frame.index, copy=False)
+
+
+def coded_categorical(codes: np.ndarray, texts: list[object]) -> pd.Categorical:
+    """Codes into `texts` (-1: null) as the Categorical `categorical` would build from the texts themselves:
+    categories in order of first appearance, each text once."""
+    known = codes >= 0
+    distinct, first = np.unique(codes[known], return_index=True)
+    order = distinct[np.argsort(first, kind="stable")]
+    categories = [texts[i] for i in order]
+    if len(set(categories)) < len(categories):  # two sources wrote one text: let factorize merge them
+        return categorical(np.asarray([*texts, None], dtype=object)[np.where(known, codes, len(texts))])
+    remap = np.full(len(texts) + 1, -1, dtype=np.int64)
+    remap[order] = np.arange(len(order))
+    return pd.Categorical.from_codes(remap[np.where(known, codes, len(texts))],
+                                     categories=pd.Index(categories, dtype=object))
 
 
 def categorical(values: np.ndarray, categories: list[str] | None = None) -> pd.Categorical:

@@ -67,7 +67,7 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
         "roofline_fraction": fraction,
         "headroom_s": time_s - t_sol,
         SOL_COMPLETE: complete,
-    }, index=frame.index)
+    }, index=frame.index, copy=False)  # fresh arrays: not copied into one block
 
 
 LOWER_BOUND = "speed of light is a lower bound"

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..core.status import is_by_name
 from ..core.vocabulary import COUNTED_COLUMNS, TERMS, UNKNOWN_LIMITER, WORK_COLUMNS, counted, display
+from .codes import sorted_codes
 from .derive import Gap
 
 _TERM_KEY = {term.amount: term.key for term in TERMS}  # "flop_fp16" -> "fp16"
@@ -157,23 +158,26 @@ def limiter_notes(launches: pd.DataFrame, reports: set[str], sections: tuple[str
 
     if "limiter" not in launches or not len(launches):
         return []
-    # the two columns needed, of the unknown rows only (never a copy of the whole frame)
-    unknown = launches.loc[(launches["limiter"] == UNKNOWN_LIMITER).to_numpy(dtype=bool, na_value=False),
-                           ["source_file", "limiter_evidence"]]
+    # each launch's source file as a code (sorted, a null as ''): no text per launch, no copy of the frame
+    codes, sources = sorted_codes(launches["source_file"])
+    unknown = (launches["limiter"] == UNKNOWN_LIMITER).to_numpy(dtype=bool, na_value=False)
+    totals = np.bincount(codes, minlength=len(sources))
+    counts = np.bincount(codes[unknown], minlength=len(sources))
     notes = []
-    for source, rows in unknown.groupby(unknown["source_file"].astype("object").fillna(""), sort=True):
+    for code in np.flatnonzero(counts):
+        source = sources[code]
         needs: list[str] = []
-        evidence = rows["limiter_evidence"]  # a Categorical: its few texts, not one per launch
+        evidence = launches["limiter_evidence"][unknown & (codes == code)]  # a Categorical: its few texts
         texts = evidence.cat.remove_unused_categories().cat.categories if isinstance(
             evidence.dtype, pd.CategoricalDtype) else pd.unique(evidence.astype("object").dropna())
         for text in texts:
             needs.extend(str(text).removeprefix(NOT_COLLECTED).split(", "))
         needs = list(dict.fromkeys(needs))
-        total = int((launches["source_file"].astype("object").fillna("") == source).sum())
+        total, rows = int(totals[code]), int(counts[code])
         report = source in reports
         how = (f"profile with `ncu --set full` (or {' '.join(f'--section {s}' for s in sections)}), or "
                f"{collect_command(needs, report=True)}" if report else collect_command(needs, report=False))
-        notes.append(f"{source}: the limiter (why a kernel is slow) is unknown on {len(rows)} of "
+        notes.append(f"{source}: the limiter (why a kernel is slow) is unknown on {rows} of "
                      f"{counted(total, 'launch', 'launches')}: its counters were not collected; to collect them: "
                      f"{how} (`ncu-roofline metrics` lists them)")
     return notes

@@ -38,9 +38,11 @@ def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -
     impossible metric value in `_invalid` (bool). Returns a new frame; the input is left as it was.
 
     `is_timing(metric)`: whether a metric measures time or a clock (`Catalogue.is_timing`)."""
-    table = table.copy()
-    notes = table["reader_notes"].astype("object").fillna("") if "reader_notes" in table \
+    table = table.copy(deep=False)  # copy-on-write: only the columns nulled below are copied
+    read_notes = table["reader_notes"] if "reader_notes" in table else None
+    notes = read_notes.astype("object").fillna("") if read_notes is not None \
         else pd.Series("", index=table.index, dtype="object")
+    unchanged = notes
     invalid = np.zeros(len(table), dtype=bool)
     for metric in metric_columns(table):
         values = table[metric].to_numpy(dtype="float64")
@@ -53,7 +55,8 @@ def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -
             table[metric] = values
             invalid |= bad
     notes = _check_identity(table, notes)
-    table["reader_notes"] = notes.astype("string")
+    if notes is not unchanged or read_notes is None or read_notes.isna().any() or read_notes.dtype != "string":
+        table["reader_notes"] = notes.astype("string")  # else the reader's column as it is (no text added)
     table["_invalid"] = invalid
     return table
 

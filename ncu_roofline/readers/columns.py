@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core.launch_table import IDENTITY_COLUMNS
 from .units import metric_unit_factor
 
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
@@ -45,14 +46,18 @@ def parse_numbers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     number, "1,2,3" and "1.234,5" (a decimal comma) are not, rather than 123 and 1.2345.
     """
     if values.null_count == 0:
-        try:  # the common case, every value a number: one literal replace and a cast, no regex
-            numbers = pc.cast(pc.cast(pc.replace_substring(values, b",", b""), pa.string()), pa.float64())
+        commas = pc.match_substring(values, b",")
+        grouped = pc.any(commas).as_py()
+        try:  # the common case, every value a number: a cast (after one literal replace where commas are), no regex
+            text = pc.replace_substring(values, b",", b"") if grouped else values
+            numbers = pc.cast(pc.cast(text, pa.string()), pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
         else:
             out = numbers.to_numpy(zero_copy_only=False).astype("float64", copy=True)
             odd = ~np.isfinite(out)  # the cast reads "nan" and "inf", which are no measurement
-            odd |= _bad_grouping(values)
+            if grouped:
+                odd |= _bad_grouping(values)
             out[odd] = np.nan
             return out, odd
     trimmed = pc.replace_substring_regex(values, r"[\s\"]", b"")
@@ -117,9 +122,10 @@ def decode_column(values: pa.Array | pa.ChunkedArray) -> pd.Series:
 
 
 def decode_values(values: pa.Array | pa.ChunkedArray, convert: Callable[[str], object] | None = None, *,
-                  unquote: bool = False):
+                  unquote: bool = False, dtype: str | None = None):
     """Bytes -> stripped text as an Arrow-backed pandas string array (null where empty), built in Arrow; or, with
-    `convert`, an object array of `convert(text)`. Either way each distinct value is decoded once."""
+    `convert`, an object array of `convert(text)` (with `dtype`, a pandas array of that dtype, built from the
+    distinct values: no Python object per row). Either way each distinct value is decoded once."""
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
@@ -130,6 +136,9 @@ def decode_values(values: pa.Array | pa.ChunkedArray, convert: Callable[[str], o
     if convert is None:
         strings = pa.array([text or None for text in texts] + [None], pa.string())
         return pd.array(strings.take(codes), dtype="string")
+    if dtype is not None:
+        return pd.array([convert(text) for text in texts] + [pd.NA], dtype=dtype).take(
+            codes.to_numpy(zero_copy_only=False).astype(np.int64))
     lookup = np.array([convert(text) for text in texts] + [pd.NA], dtype=object)
     return lookup[codes.to_numpy(zero_copy_only=False)]
 
@@ -156,9 +165,9 @@ def identity_frame(columns: dict[str, pa.Array], path: str) -> dict[str, object]
         if header not in columns or name == "launch_id":
             continue
         if name in {"process_id", "context", "stream"}:
-            identity[name] = decode_values(columns[header], _integer)
+            identity[name] = decode_values(columns[header], _integer, dtype=IDENTITY_COLUMNS[name])
         elif name == "compute_capability":
-            identity[name] = decode_values(columns[header], _number)
+            identity[name] = decode_values(columns[header], _number, dtype=IDENTITY_COLUMNS[name])
         else:
             identity[name] = decode_values(columns[header])
     if "kernel_name" in identity:

@@ -1,7 +1,7 @@
 """Parsing a CSV page in blocks: the block sizes, and what happens to a row longer than a block.
 
 Arrow parses a page block by block, and a row must fit in one block ("straddling object straddles two block
-boundaries" otherwise). Pages are read in blocks of 8 MiB (the readers' BLOCK_SIZE), and again in 64 MiB ones when
+boundaries" otherwise). Pages are read in blocks of 4 MiB (the readers' BLOCK_SIZE), and again in 64 MiB ones when
 a row is longer (a kernel name of megabytes); a row beyond that is refused in the project's words, naming the limit.
 """
 

@@ -94,7 +94,7 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     if device_col:
         identity["device_name"] = decode_values(table.column(DEVICE_NAME_METRIC))
     metrics: dict[str, np.ndarray] = {}
-    notes = pd.Series("", index=range(n), dtype="object")
+    notes = unnoted = pd.Series("", index=range(n), dtype="object")
     for name in metric_cols:
         read = []
         for column in copies.get(name, [name]):
@@ -113,7 +113,7 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
                 notes = _append(notes, odd, f"value of {name} is not a number")
             read.append(values)
         metrics[name], notes = _one_value(name, read, notes) if len(read) > 1 else (read[0], notes)
-    identity["reader_notes"] = notes
+    identity["reader_notes"] = notes if notes is not unnoted else ""  # nothing noted: one text for every launch
     return finish_launch_table(identity, metrics, n)
 
 
