@@ -57,3 +57,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "samples" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.conformance)
+
+
+def cli_in_process(*args: object, cwd: Path | None = None):
+    """The CLI run in this process (typer's CliRunner, from `cwd` when given): the same command a separate process
+    would run, without ~1 s of interpreter and import start-up. For a test that is not about the process itself
+    (exit status of a real process, signals, closed streams, what gets imported). An exception that escapes the
+    CLI is raised here, so it fails the test instead of passing as exit 1."""
+    import contextlib
+
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        result = CliRunner().invoke(app, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
