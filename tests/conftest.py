@@ -57,3 +57,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "samples" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.conformance)
+
+
+def cli_in_process(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None):
+    """The CLI run in this process (typer's CliRunner, from `cwd` and with `env` set when given): the same command a
+    separate process would run, without ~0.5-1 s of interpreter and import start-up each. For a test that is not
+    about the process itself (exit status of a real process, signals, closed streams, what gets imported). Returns
+    returncode (also as exit_code), stdout and stderr. An exception that escapes the CLI is raised here, so it fails
+    the test instead of passing as exit 1."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from typer.testing import CliRunner
+
+    from ncu_roofline.cli import app
+
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        result = CliRunner().invoke(app, [str(a) for a in args], env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return SimpleNamespace(returncode=result.exit_code, exit_code=result.exit_code, stdout=result.stdout,
+                           stderr=result.stderr)

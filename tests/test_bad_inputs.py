@@ -102,11 +102,11 @@ def test_bad_input_gives_one_line(corpus_runs, name, code, text):
 
 
 def test_a_missing_file_and_an_empty_folder(tmp_path):
-    proc = cli("analyze", tmp_path / "nope.csv")
+    proc = cli_in_process("analyze", tmp_path / "nope.csv")
     assert proc.returncode == 2 and proc.stderr.splitlines() == [
         f"ncu-roofline: error: {tmp_path / 'nope.csv'}: no such file"]
     (tmp_path / "empty").mkdir()
-    proc = cli("analyze", tmp_path / "empty")
+    proc = cli_in_process("analyze", tmp_path / "empty")
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
     assert "holds no ncu exports" in proc.stderr
 
@@ -124,7 +124,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 def test_an_input_is_never_overwritten_by_an_output_of_the_same_name(tmp_path, name):
     source = tmp_path / name
     shutil.copyfile(GOOD, source)
-    proc = cli("analyze", source, "-o", tmp_path, "--rows", "0")
+    proc = cli_in_process("analyze", source, "-o", tmp_path, "--rows", "0")
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and str(source) in lines[0] and "over an input file" in lines[0]
@@ -135,7 +135,7 @@ def test_an_input_is_never_overwritten_by_an_output_of_the_same_name(tmp_path, n
 def test_the_output_folder_cannot_be_an_input_file(tmp_path):
     source = tmp_path / "run.csv"
     shutil.copyfile(GOOD, source)
-    proc = cli("analyze", source, "-o", source, "--rows", "0")
+    proc = cli_in_process("analyze", source, "-o", source, "--rows", "0")
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [f"ncu-roofline: error: {source}: the output path exists and is not a folder"]
     assert source.read_bytes() == GOOD.read_bytes()
@@ -144,7 +144,7 @@ def test_the_output_folder_cannot_be_an_input_file(tmp_path):
 def test_an_output_folder_under_a_file(tmp_path):
     source = tmp_path / "run.csv"
     shutil.copyfile(GOOD, source)
-    proc = cli("analyze", source, "-o", source / "out", "--rows", "0")
+    proc = cli_in_process("analyze", source, "-o", source / "out", "--rows", "0")
     assert proc.returncode == 2
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and str(source / "out") in lines[0] and "part of the path is a file" in lines[0]
@@ -160,7 +160,7 @@ def _limit_file_size() -> None:
 @pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 def test_a_write_that_fails_midway_leaves_no_temporary_file_and_earlier_outputs_intact(tmp_path):
     out = tmp_path / "out"
-    first = cli("analyze", GOOD, "-o", out, "--rows", "0")
+    first = cli_in_process("analyze", GOOD, "-o", out, "--rows", "0")
     assert first.returncode == 0, first.stderr
     before = _snapshot(out)
     assert {"launches.parquet", "kernels.parquet", "roofline.html"} <= set(before)
@@ -185,7 +185,7 @@ def test_an_output_folder_that_cannot_be_written(tmp_path):
     else:  # root writes through permission bits; /sys is refused before any attempt (render/output_set.py)
         target = Path("/sys/ncu-roofline-test-out")
         expected = "is a device or system folder: choose another -o folder"
-    proc = cli("analyze", source, "-o", target, "--rows", "0")
+    proc = cli_in_process("analyze", source, "-o", target, "--rows", "0")
     assert proc.returncode == 2
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and str(target) in lines[0] and expected in lines[0], proc.stderr

@@ -481,7 +481,7 @@ def test_analyze_outputs_are_byte_identical_across_runs(tmp_path):
 # -------------------------------------------------------------------------------------------- real reports
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def mw_reports() -> tuple[Path, Path]:
     pytest.importorskip("ncu_report")
     base, head = MW / "MW_Baseline.ncu-rep", MW / "MW_DivToMult.ncu-rep"
@@ -490,8 +490,14 @@ def mw_reports() -> tuple[Path, Path]:
     return base, head
 
 
-def test_ncar_div_to_mult_matches_one_to_one(mw_reports):
-    result = compare(analyze(mw_reports[0]), analyze(mw_reports[1]), min_time_s=1e-4)
+@pytest.fixture(scope="module")
+def mw_runs(mw_reports):
+    """MW_Baseline and MW_DivToMult analysed once for the module (read only: each test compares them itself)."""
+    return analyze(mw_reports[0]), analyze(mw_reports[1])
+
+
+def test_ncar_div_to_mult_matches_one_to_one(mw_runs):
+    result = compare(*mw_runs, min_time_s=1e-4)
     assert len(result.kernels) == 5
     assert (result.kernels["match"] == "exact").all()
     assert result.warnings == []
@@ -611,16 +617,12 @@ def test_chart_always_draws_the_kernels_that_failed_a_gate(runs):
                                             "4 left out (beyond the top 1)")
 
 
-def test_miniweather_chart_draws_both_kernels_that_failed_the_gate():
+def test_miniweather_chart_draws_both_kernels_that_failed_the_gate(mw_runs):
     """MW_Baseline → MW_DivToMult with time_s>+5%: set_halo_values_x_396 (+12.4 %) and _419 (+6.8 %) fail; they
     count no FLOP (FP64 halo copies), so compare.html once left both out. They are in the memory panel now."""
-    if not (MW / "MW_Baseline.ncu-rep").exists():
-        pytest.skip("NCAR-GPU_workshop reports not in ../shared/ncu-samples")
-    pytest.importorskip("ncu_report")
     from ncu_roofline.render.compare.chart import compare_chart
 
-    result = compare(analyze(MW / "MW_Baseline.ncu-rep"), analyze(MW / "MW_DivToMult.ncu-rep"),
-                     gates=["time_s>+5%"])
+    result = compare(*mw_runs, gates=["time_s>+5%"])
     failed = set(result.kernels.loc[result.kernels["gates_failed"] != "", "kernel_name"])
     assert failed == {"set_halo_values_x_396_gpu", "set_halo_values_x_419_gpu"}
     spec = compare_chart(result.kernels, base_kernels=result.base.kernels, head_kernels=result.head.kernels,

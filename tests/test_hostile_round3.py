@@ -88,7 +88,7 @@ def test_a_small_ncu_repz_that_inflates_to_a_gibibyte_is_refused_before_decoding
 def test_a_stream_without_declared_size_is_counted_against_the_limit(tmp_path):
     import shutil
 
-    from conftest import SAMPLES
+    from conftest import SAMPLES, cli_in_process
 
     report = SAMPLES / "CudaCode" / "vec_add.ncu-rep"
     if not report.exists() or shutil.which("zstd") is None:
@@ -96,15 +96,16 @@ def test_a_stream_without_declared_size_is_counted_against_the_limit(tmp_path):
     packed = tmp_path / "vec_add.ncu-repz"
     packed.write_bytes(subprocess.run(["zstd", "-q", "--no-content-size", "-c", str(report)], check=True,
                                       capture_output=True).stdout)
-    code, _, err = _one_line("analyze", str(packed), env={"NCU_ROOFLINE_MAX_REPORT_BYTES": "1000"})
-    assert code == 2 and err.splitlines() == [
+    # in process (a 188,678 B report: nothing to bound by a process of its own), the variable set for each run
+    run = cli_in_process("analyze", packed, env={"NCU_ROOFLINE_MAX_REPORT_BYTES": "1000"})
+    assert run.returncode == 2 and run.stderr.splitlines() == [
         f"ncu-roofline: error: {packed}: refusing a .ncu-repz that decompresses to more than 1,000 bytes (the "
         "limit is 1,000 bytes; set NCU_ROOFLINE_MAX_REPORT_BYTES to allow more)"]
-    code, _, err = _one_line("analyze", str(packed), "--rows", "0", env={"NCU_ROOFLINE_MAX_REPORT_BYTES": "abc"})
-    assert code == 2 and err.splitlines() == [
+    run = cli_in_process("analyze", packed, "--rows", "0", env={"NCU_ROOFLINE_MAX_REPORT_BYTES": "abc"})
+    assert run.returncode == 2 and run.stderr.splitlines() == [
         "ncu-roofline: error: NCU_ROOFLINE_MAX_REPORT_BYTES='abc': expected a whole number of bytes, at least 1"]
-    code, _, err = _one_line("analyze", str(packed), "--rows", "0")  # 188,678 B: under 256 MiB
-    assert code == 0, err
+    run = cli_in_process("analyze", packed, "--rows", "0")  # 188,678 B: under 256 MiB
+    assert run.returncode == 0, run.stderr
 
 
 def _named_example(tmp_path, name: str):

@@ -103,11 +103,25 @@ def expected_evidence(limiter: str, value, fraction: float) -> str:
     raise AssertionError(f"no hand rule for {limiter}")
 
 
+@pytest.fixture(scope="module")
+def analysed():
+    """Each report analysed once for the module, when a test first asks for it (read only: the tests compare the
+    analysis with the report's own counters, read apart by `counters`)."""
+    cache: dict = {}
+
+    def analysis(path):
+        if path not in cache:
+            cache[path] = analyze(path)
+        return cache[path]
+
+    return analysis
+
+
 @pytest.fixture(params=FULL_SET)
-def report(request, samples):
+def report(request, samples, analysed):
     pytest.importorskip("ncu_report")
     path = samples / request.param
-    return path, analyze(path)
+    return path, analysed(path)
 
 
 def test_every_kernel_and_launch_has_a_limiter(report):
@@ -149,11 +163,11 @@ def test_kernel_groups_sum_their_warp_instructions(report):
         assert kernel["gips"] == pytest.approx(mine["warp_inst"].sum() / mine["time_s"].sum() / 1e9, rel=1e-12)
 
 
-def test_one_real_example_of_each_kind_the_samples_show(samples):
+def test_one_real_example_of_each_kind_the_samples_show(samples, analysed):
     pytest.importorskip("ncu_report")
     seen = set()
     for name in FULL_SET:
-        seen |= set(analyze(samples / name).kernels["limiter"].astype(str))
+        seen |= set(analysed(samples / name).kernels["limiter"].astype(str))
     # a one-wave grid (NCAR halo kernels: 0.267 waves), kernels at their roof (vec_add: DRAM 91.7 %), memory-heavy
     # (rms_norm: memory 67 %, SM 25 %), compute-heavy (MW_Baseline x_279), balanced (dot_prod), latency
     # (dot_prod_naive: both units under 60 %)

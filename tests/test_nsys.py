@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +25,8 @@ import ncu_roofline
 from ncu_roofline.core.errors import InputError
 from ncu_roofline.pipeline.app_weight import weight_by_timeline
 from ncu_roofline.readers.nsys import read_timeline, timeline_csv
+
+from conftest import cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROFILE = FIXTURES / "raw_base_units.csv"
@@ -254,10 +254,8 @@ def test_more_profiled_launches_than_the_timeline_saw_is_said():
 # ---------------------------------------------------------------------------------------- outputs and the CLI
 
 
-def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ncu_roofline.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env={"PYTHONPATH": str(FIXTURES.parent), "PATH": "/usr/bin:/bin",
-                                        "COLUMNS": "160"})
+def _cli(*args: str, cwd: Path | None = None):
+    return cli_in_process(*args, cwd=cwd, env={"COLUMNS": "160"})
 
 
 def test_cli_says_the_coverage_first_and_writes_the_app_columns(tmp_path):

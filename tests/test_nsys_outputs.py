@@ -8,8 +8,6 @@ The profile is fixtures/raw_base_units.csv (dgemm_naive, saxpy); the timeline fi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,15 +16,16 @@ from test_nsys import compare_timelines
 import ncu_roofline
 from ncu_roofline.readers.nsys import timeline_csv
 
+from conftest import cli_in_process
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 PROFILE = FIXTURES / "raw_base_units.csv"
 TIMELINE = FIXTURES / "nsys" / "kern_sum_2024.csv"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ncu_roofline.cli", *args], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "160"})
+def _cli(*args: str):
+    return cli_in_process(*args, env={"COLUMNS": "160"})
 
 
 def _bars(spec: dict) -> dict:

@@ -19,6 +19,8 @@ from ncu_roofline.core.status import status_in_words
 from ncu_roofline.render.analysis.console import kernel_summary_table, note_lines
 from ncu_roofline.render.text.fit import MIN_NAME
 
+from conftest import SAMPLES
+
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXAMPLE = FIXTURES / "example_h100_raw.csv"
 WIDTHS = (80, 100, 140)
@@ -38,6 +40,22 @@ def table_rows(lines: list[str]) -> list[str]:
 @pytest.fixture(scope="module")
 def example() -> ncu_roofline.Analysis:
     return ncu_roofline.analyze(EXAMPLE)
+
+
+@pytest.fixture(scope="module")
+def compare_pair() -> tuple[ncu_roofline.Analysis, ncu_roofline.Analysis]:
+    """fixtures/compare's base and head, analysed once for the module (read only: every test builds its own
+    comparison or history from them)."""
+    return tuple(ncu_roofline.analyze(FIXTURES / "compare" / f"{n}.csv") for n in ("base", "head"))
+
+
+@pytest.fixture(scope="module")
+def climate_seg() -> ncu_roofline.Analysis:
+    """The climate-seg capture (a split capture, 559 launch rows) on its V100, analysed once for the module."""
+    if not SAMPLES.is_dir():
+        pytest.skip("../shared/ncu-samples is not present")
+    folder = SAMPLES / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"
+    return ncu_roofline.analyze([folder], gpu="Tesla V100-SXM2-16GB")
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -75,9 +93,8 @@ def test_wide_keeps_every_column(example):
     assert [c.header for c in table.columns][:4] == ["#", "kernel", "calls", "time"]
 
 
-def test_climate_seg_at_80_columns_has_distinct_long_names(samples):
-    folder = samples / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"
-    result = ncu_roofline.analyze([folder], gpu="Tesla V100-SXM2-16GB")
+def test_climate_seg_at_80_columns_has_distinct_long_names(samples, climate_seg):
+    result = climate_seg
     for width in WIDTHS:
         lines = rendered(kernel_summary_table(result.kernels, top=10, width=width), width)
         assert max(map(len, lines)) <= width
@@ -88,12 +105,11 @@ def test_climate_seg_at_80_columns_has_distinct_long_names(samples):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_compare_table_keeps_verdict_and_changes_and_tags_only_repeated_names(width):
+def test_compare_table_keeps_verdict_and_changes_and_tags_only_repeated_names(width, compare_pair):
     from ncu_roofline.comparison import compare
     from ncu_roofline.render.compare.console import comparison_table
 
-    result = compare(ncu_roofline.analyze(FIXTURES / "compare" / "base.csv"),
-                                  ncu_roofline.analyze(FIXTURES / "compare" / "head.csv"))
+    result = compare(*compare_pair)
     info = result.info()
     lines = rendered(comparison_table(result.kernels, result.totals, info["labels"], width=width), width)
     assert max(map(len, lines)) <= width
@@ -109,13 +125,13 @@ def test_compare_table_keeps_verdict_and_changes_and_tags_only_repeated_names(wi
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_history_table_fits(tmp_path, width):
+def test_history_table_fits(tmp_path, width, compare_pair):
     from ncu_roofline.history.report import load_history
     from ncu_roofline.history.series import wide_values
     from ncu_roofline.history.store import append_analysis
     from ncu_roofline.render.history.console import history_table
 
-    base, head = (ncu_roofline.analyze(FIXTURES / "compare" / f"{n}.csv") for n in ("base", "head"))
+    base, head = compare_pair
     for i, run in enumerate((base, base, base, head)):
         append_analysis(tmp_path, run, run_id=f"run{i}", labels={},
                         run_time=datetime.datetime(2026, 1, 1 + i, tzinfo=datetime.UTC))
@@ -179,33 +195,49 @@ def markdown_page(markdown: str) -> str:
     return f"<!doctype html><html><head><meta charset='utf-8'><style>{GITHUB_CSS}</style></head><body>{body}</body>"
 
 
-def laid_out_width(html: str, tmp_path: Path, screenshot: Path | None = None) -> tuple[int, list[float]]:
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module (each measurement opens its own tab); None without one, and then
+    laid_out_width skips the test where it measures (the checks before it have run)."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        sync_api = None
+    if sync_api is None or not CHROMIUM.exists():
+        yield None
+        return
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                              args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def laid_out_width(html: str, tmp_path: Path, browser, screenshot: Path | None = None) -> tuple[int, list[float]]:
     """The page's scroll width and each visible table's width, at a 1,000 px viewport in headless Chromium."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip("needs /usr/bin/chromium")
+    if browser is None:
+        pytest.skip("needs playwright and /usr/bin/chromium")
     page_path = tmp_path / "summary.html"
     page_path.write_text(html, encoding="utf-8")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=["--headless", "--no-sandbox", "--disable-gpu"])
-        try:
-            tab = browser.new_page(viewport={"width": 1000, "height": 800})
-            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                      else route.abort())
-            tab.goto(page_path.as_uri())
-            scroll = tab.evaluate("() => document.documentElement.scrollWidth")
-            tables = tab.evaluate("() => Array.from(document.querySelectorAll('table'))"
-                                  ".filter(t => !t.closest('details') || t.closest('details').open)"
-                                  ".map(t => t.getBoundingClientRect().right)")
-            if screenshot is not None:
-                tab.screenshot(path=str(screenshot), full_page=False)
-        finally:
-            browser.close()
+    tab = browser.new_page(viewport={"width": 1000, "height": 800})
+    try:
+        tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                  else route.abort())
+        tab.goto(page_path.as_uri())
+        scroll = tab.evaluate("() => document.documentElement.scrollWidth")
+        tables = tab.evaluate("() => Array.from(document.querySelectorAll('table'))"
+                              ".filter(t => !t.closest('details') || t.closest('details').open)"
+                              ".map(t => t.getBoundingClientRect().right)")
+        if screenshot is not None:
+            tab.screenshot(path=str(screenshot), full_page=False)
+    finally:
+        tab.close()
     return scroll, tables
 
 
-def test_markdown_summary_is_gfm_tables_that_fit_1000_px(example, tmp_path):
+def test_markdown_summary_is_gfm_tables_that_fit_1000_px(example, tmp_path, browser):
     from markdown_it import MarkdownIt
 
     text = example.markdown(top=10)
@@ -215,13 +247,12 @@ def test_markdown_summary_is_gfm_tables_that_fit_1000_px(example, tmp_path):
     header = next(line for line in text.splitlines() if line.startswith("| #"))
     assert header == "| # | kernel | time | bound | of roof | headroom | why |"
     assert "<details>" in text and "| AI DRAM | AI L2 | AI L1 | bound |" in text
-    scroll, tables = laid_out_width(markdown_page(text), tmp_path)
+    scroll, tables = laid_out_width(markdown_page(text), tmp_path, browser)
     assert scroll <= 1000 and tables and max(tables) <= 1000
 
 
-def test_climate_seg_markdown_fits_and_counts_statuses_in_words(samples, tmp_path):
-    folder = samples / "DeepLearningProfiling" / "climate-seg-TF-fp16-batch2-fw-amp"
-    result = ncu_roofline.analyze([folder], gpu="Tesla V100-SXM2-16GB")
+def test_climate_seg_markdown_fits_and_counts_statuses_in_words(samples, tmp_path, climate_seg, browser):
+    result = climate_seg
     text = result.markdown(top=10)
     statuses = result.launches["status"].astype(str)
     by_name = int(statuses.str.contains("alignment: by name", regex=False).sum())
@@ -229,7 +260,7 @@ def test_climate_seg_markdown_fits_and_counts_statuses_in_words(samples, tmp_pat
     assert f"{int((statuses != 'ok').sum())} of 559 launch rows carry a status: split capture: analysed from " \
            f"per-name sums ({by_name})" in text
     assert "sm__sass" not in text.split("<summary>Notes in full")[0]  # the ncu commands only in <details>
-    scroll, tables = laid_out_width(markdown_page(text), tmp_path)
+    scroll, tables = laid_out_width(markdown_page(text), tmp_path, browser)
     assert scroll <= 1000 and max(tables) <= 1000
 
 
@@ -269,7 +300,7 @@ def test_an_export_naming_no_gpu_is_told_the_gpus_of_its_compute_capability():
     assert f"CC 8.0: {', '.join(cc80)}" in str(error.value)
 
 
-def test_compare_and_history_markdown_fit_1000_px(tmp_path):
+def test_compare_and_history_markdown_fit_1000_px(tmp_path, compare_pair, browser):
     from ncu_roofline.comparison import compare
     from ncu_roofline.history.report import load_history
     from ncu_roofline.history.series import wide_values
@@ -277,12 +308,12 @@ def test_compare_and_history_markdown_fit_1000_px(tmp_path):
     from ncu_roofline.render.compare.markdown import comparison_markdown
     from ncu_roofline.render.history.markdown import history_markdown
 
-    base, head = (ncu_roofline.analyze(FIXTURES / "compare" / f"{n}.csv") for n in ("base", "head"))
+    base, head = compare_pair
     result = compare(base, head)
     text = comparison_markdown(result.kernels, result.totals, result.info())
     assert "| # | kernel | verdict | Δ time | Δ of roof | time base → head |" in text
     assert "| 1 | `gemm_tile(…) [64×128]` | 🟢 improvement | -20.0% | +12.5 pt | 100 µs → 80.0 µs |" in text
-    scroll, tables = laid_out_width(markdown_page(text), tmp_path)
+    scroll, tables = laid_out_width(markdown_page(text), tmp_path, browser)
     assert scroll <= 1000 and max(tables) <= 1000
     store = tmp_path / "history"
     for i, run in enumerate((base, base, base, head)):
@@ -291,7 +322,7 @@ def test_compare_and_history_markdown_fit_1000_px(tmp_path):
     loaded = load_history(store)
     text = history_markdown(loaded.summary, wide_values(loaded.series, "time_s", 4), loaded.gates,
                             metadata=loaded.metadata(), runs=4, newest_run_id=loaded.newest_run_id)
-    scroll, tables = laid_out_width(markdown_page(text), tmp_path)
+    scroll, tables = laid_out_width(markdown_page(text), tmp_path, browser)
     assert scroll <= 1000 and max(tables) <= 1000
 
 

@@ -4,14 +4,12 @@ lower bound, its headroom an upper bound, and the outputs say so (≤, `dram?`, 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, cli_in_process
 from ncu_roofline.core.status import StatusNotes
 from ncu_roofline.core.vocabulary import ALL_TERMS, SOL_COMPLETE
 from ncu_roofline.pipeline.rank import speed_of_light
@@ -100,9 +98,8 @@ def test_run_totals_say_how_much_headroom_is_an_upper_bound_only():
         "GPU time 19.0 ms, recoverable at the roofs 8.00 ms (42.1%)"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ncu_roofline.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "COLUMNS": "160", "PATH": "/usr/bin:/bin"})
+def _cli(*args: str):
+    return cli_in_process(*args, cwd=ROOT, env={"COLUMNS": "160"})
 
 
 def test_a100_cutlass_export_without_flop_counters_is_an_upper_bound_everywhere(samples, tmp_path):
