@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 ELLIPSIS = "…"
 
@@ -49,7 +50,7 @@ def _parse(name: str) -> list[str | _Group]:
     i = 0
     while i < len(name):
         ch = name[i]
-        if name.startswith("operator", i) and not (i and (name[i - 1].isalnum() or name[i - 1] == "_")):
+        if ch == "o" and name.startswith("operator", i) and not (i and (name[i - 1].isalnum() or name[i - 1] == "_")):
             rest = name[i + 8 :]
             stripped = rest.lstrip(" ")
             symbol = next((s for s in _OPERATOR_SYMBOLS if stripped.startswith(s)), "")
@@ -129,11 +130,14 @@ def _split_namespaces(items: list[str | _Group]) -> list[list[str | _Group]]:
 LONGEST_PARSED_NAME = 1 << 16
 
 
+@lru_cache(maxsize=1 << 14)
 def short_kernel_name(name: str, max_len: int = 40) -> str:
     """A label of at most `max_len` characters for kernel `name` (see the module docstring for the steps).
 
     Deterministic: the same name and `max_len` always give the same label. Two kernels may share a label, so a
-    caller that needs unique labels adds something unique to it (the chart prefixes the rank).
+    caller that needs unique labels adds something unique to it (the chart prefixes the rank). Cached: labelling a
+    table asks for each name's label two or three times (core/kernel_labels.py), and a C++ name of a thousand
+    characters takes a millisecond to parse.
     """
     if max_len < 4:
         raise ValueError(f"max_len must be at least 4, got {max_len}")
