@@ -147,7 +147,7 @@ def short_kernel_name(name: str, max_len: int = 40) -> str:
         return ""
     if len(text) > LONGEST_PARSED_NAME:  # megabytes of name: parsing it item by item would take minutes
         return _truncate(text, max_len)
-    function, arguments = _function_items(_parse(text))
+    function, arguments = _parsed_function(text)
     if not function:
         return _truncate(text, max_len)
     suffix = "" if arguments is None else "(" + ELLIPSIS + ")" if arguments.items else "()"
@@ -168,6 +168,13 @@ def short_kernel_name(name: str, max_len: int = 40) -> str:
 
     # Step 4: the bare function name is still too long: cut it.
     return _truncate(_render(parts[-1] if parts else function, 0) + suffix, max_len)
+
+
+@lru_cache(maxsize=1 << 12)
+def _parsed_function(text: str) -> tuple[list[str | _Group], _Group | None]:
+    """`_function_items(_parse(text))`, once per name: a table asks for a name's label at several widths (the
+    canonical one, a narrower terminal's, the chart's). The items are only read after this, never changed."""
+    return _function_items(_parse(text))
 
 
 def _truncate(text: str, max_len: int) -> str:
