@@ -185,6 +185,19 @@ def test_an_unsupported_url_is_refused_in_one_line_and_nothing_is_written(tmp_pa
     assert list(tmp_path.iterdir()) == []  # no folder named `s3:` (or anything else)
 
 
+@pytest.mark.parametrize("url", ["gs:///ci", "s3:///ci", "S3:////ci"])
+def test_a_bucket_url_without_a_bucket_is_refused_not_read_as_the_prefix(tmp_path, monkeypatch, url):
+    """`gs:///ci` has an empty bucket name: it was read as bucket `ci`."""
+    monkeypatch.chdir(tmp_path)
+    scheme = url.split(":")[0].lower()
+    for args in (["analyze", str(EXAMPLE), "--rows", "0", "--history", url, "--run-id", "r1"], ["history", url]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.stdout)
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"ncu-roofline: error: {scheme}://") and f"no bucket named ({scheme}://bucket/prefix)" in line
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_file_url_is_the_local_folder(tmp_path, example):
     url = (tmp_path / "h").as_uri()  # file:///...
     result = runner.invoke(app, ["analyze", str(EXAMPLE), "--rows", "0", "--history", url, "--run-id", "r1"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.errors import InputError
 
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/+(.*)$", re.DOTALL)  # a scheme of 2+ letters: not a drive letter
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(/+)(.*)$", re.DOTALL)  # a scheme of 2+ letters: not a drive letter
 
 
 def history_location(directory: str | Path):
@@ -21,13 +21,14 @@ def history_location(directory: str | Path):
     match = _URL.match(text)
     if match is None:
         return Path(directory)
-    scheme, rest = match.group(1).lower(), match.group(2)
+    scheme, slashes, rest = match.group(1).lower(), match.group(2), match.group(3)
     if scheme == "file":
         return Path("/" + rest)
     if scheme in ("s3", "gs"):
         from .objects import parse
 
-        return parse(scheme, rest)
+        # `s3:/b` (a Path's folding of `s3://b`) and `s3://b` name bucket b; `gs:///ci` names no bucket at all
+        return parse(scheme, "/" * max(0, len(slashes) - 2) + rest)
     raise InputError(None, f"{scheme}://{rest}: a history in an object store ({scheme}://) is not supported yet "
                            "(s3:// and gs:// are); give s3://, gs://, a local or shared folder, or file:///path")
 
