@@ -71,6 +71,18 @@ def assert_whole(runs: dict, expected: set[str]) -> None:
         assert launches == 6, run_id
 
 
+def test_a_bucket_that_does_not_exist_is_named_not_read_as_holding_no_runs(bucket: Bucket) -> None:
+    """A misspelt bucket is "no such bucket", in one line; an existing bucket with nothing under the prefix holds no
+    runs."""
+    missing = f"{bucket.scheme}://{bucket.name}-misspelt/ci"
+    for args in (["history", missing], ["history", missing, "--sql", "SELECT 1"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.stdout)
+        assert result.stderr.splitlines() == [f"ncu-roofline: error: {missing}: no such bucket: {bucket.name}-misspelt"]
+    empty = runner.invoke(app, ["history", bucket.url("nothing-here")])
+    assert empty.exit_code == 2 and "holds no runs" in empty.stderr and "no such bucket" not in empty.stderr
+
+
 def test_runs_written_to_a_bucket_read_back_whole_also_from_duckdb(bucket: Bucket, filesystem) -> None:
     """Two runs written, read back whole by `history` and `--sql`, and by DuckDB as a user reads the bucket
     offline: pyarrow's `filesystem` for the store, Hive partitions."""

@@ -17,6 +17,7 @@ import pytest
 
 from bucket_history import Bucket
 from bucket_history import (  # noqa: F401  (collected here: the guarantees every store keeps)
+    test_a_bucket_that_does_not_exist_is_named_not_read_as_holding_no_runs,
     test_a_taken_run_id_replace_and_repair_are_refused_in_one_line,
     test_a_writer_killed_between_its_parts_and_its_manifest_leaves_its_run_absent,
     test_batch_appends_each_report_to_the_bucket, test_concurrent_writers_of_different_runs_both_commit,

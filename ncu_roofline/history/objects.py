@@ -181,8 +181,12 @@ def read_committed(history: ObjectHistory, wanted: tuple[str, ...]) -> tuple[dic
     try:
         fs = _store(history).filesystem()
         listed = fs.get_file_info(pyarrow.fs.FileSelector(f"{base}/{RUNS_FOLDER}", allow_not_found=True))
+        # nothing listed: an empty prefix, or no bucket of that name (a misspelt one must not read as "no runs")
+        missing = not listed and fs.get_file_info(history.bucket).type == pyarrow.fs.FileType.NotFound
     except (OSError, pa.ArrowException) as exc:
         raise _error(history, exc) from None
+    if missing:
+        raise InputError(history, f"no such bucket: {history.bucket}")
     tables: dict[str, list] = {name: [] for name in TABLES}
     problems: list[str] = []
     ids: list[str] = []
