@@ -59,6 +59,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.conformance)
 
 
+def ncu_actions(path: Path) -> tuple[object, list]:
+    """Every action (launch) of a report in the order ncu_report walks them (ranges, then actions), read with NVIDIA's
+    package directly: the tests' reference, independent of readers/ncu_rep.py. The report comes back with them:
+    its actions need it alive. Skips without the `ncu-report` wheel."""
+    ncu_report = pytest.importorskip("ncu_report")
+    report = ncu_report.load_report(str(path))
+    return report, [report.range_by_idx(r).action_by_idx(a) for r in range(report.num_ranges())
+                    for a in range(report.range_by_idx(r).num_actions())]
+
+
 def cli_in_process(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None):
     """The CLI run in this process (typer's CliRunner, from `cwd` and with `env` set when given): the same command a
     separate process would run, without ~0.5-1 s of interpreter and import start-up each. For a test that is not

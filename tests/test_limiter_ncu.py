@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import SAMPLES, ncu_actions
 from ncu_roofline import analyze
 
 pytestmark = pytest.mark.conformance
@@ -38,16 +38,13 @@ def _title(result: dict) -> str:
 
 def ncu_verdicts(path) -> list[dict]:
     """Per launch, in the reader's order: its name, NCU's SOL title and the CPIStall titles it stores."""
-    ncu_report = pytest.importorskip("ncu_report")
-    report = ncu_report.load_report(str(path))
+    _report, actions = ncu_actions(path)
     out = []
-    for r in range(report.num_ranges()):
-        actions = report.range_by_idx(r)
-        for a in range(actions.num_actions()):
-            results = actions.action_by_idx(a).rule_results_as_dicts()
-            sol = [_title(x) for x in results if x["rule_identifier"] == "SOLBottleneck"]
-            stalls = [_title(x) for x in results if x["rule_identifier"] == "CPIStall" and _title(x)]
-            out.append({"sol": sol[0] if sol else None, "stalls": stalls})
+    for action in actions:
+        results = action.rule_results_as_dicts()
+        sol = [_title(x) for x in results if x["rule_identifier"] == "SOLBottleneck"]
+        stalls = [_title(x) for x in results if x["rule_identifier"] == "CPIStall" and _title(x)]
+        out.append({"sol": sol[0] if sol else None, "stalls": stalls})
     return out
 
 
@@ -132,30 +129,27 @@ def test_the_launch_table_keeps_ncus_findings_in_its_words_ordered_by_speedup(sa
                                                   rel=1e-12)
 
 
-def _ncu_launches(path, ncu_report) -> list[tuple[float, float, dict[str, float]]]:
+def _ncu_launches(path) -> list[tuple[float, float, dict[str, float]]]:
     """Per action, read with `ncu_report` directly: its grid size, its duration in seconds and NCU's estimated
     speedup (%) of each rule that attaches one."""
     seconds = {"ns": 1e-9, "us": 1e-6, "usecond": 1e-6, "nsecond": 1e-9, "ms": 1e-3, "msecond": 1e-3}
-    report = ncu_report.load_report(str(path))
+    _report, actions = ncu_actions(path)
     out = []
-    for r in range(report.num_ranges()):
-        actions = report.range_by_idx(r)
-        for a in range(actions.num_actions()):
-            action = actions.action_by_idx(a)
-            duration = action.metric_by_name("gpu__time_duration.sum")
-            speedups = {}
-            for result in action.rule_results_as_dicts():
-                estimate = result.get("speedup_estimation")
-                if isinstance(estimate, dict) and estimate.get("speedup"):
-                    rule_id = result["rule_identifier"]
-                    speedups[rule_id] = max(speedups.get(rule_id, 0.0), float(estimate["speedup"]))
-            out.append((action.metric_by_name("launch__grid_size").as_double(),
-                        duration.as_double() * seconds[duration.unit()], speedups))
+    for action in actions:
+        duration = action.metric_by_name("gpu__time_duration.sum")
+        speedups = {}
+        for result in action.rule_results_as_dicts():
+            estimate = result.get("speedup_estimation")
+            if isinstance(estimate, dict) and estimate.get("speedup"):
+                rule_id = result["rule_identifier"]
+                speedups[rule_id] = max(speedups.get(rule_id, 0.0), float(estimate["speedup"]))
+        out.append((action.metric_by_name("launch__grid_size").as_double(),
+                    duration.as_double() * seconds[duration.unit()], speedups))
     return out
 
 
 def test_a_groups_gain_is_the_sum_of_ncus_estimate_times_each_launchs_time(samples, tmp_path):
-    ncu_report = pytest.importorskip("ncu_report")
+    pytest.importorskip("ncu_report")
     # dot_product twice: the dot_prod_naive group has 2 launches, each with NCU's CPIStall estimate (44.0 %)
     copies = []
     for name in ("a", "b"):
@@ -163,7 +157,7 @@ def test_a_groups_gain_is_the_sum_of_ncus_estimate_times_each_launchs_time(sampl
         copies[-1].write_bytes((samples / "CudaCode/dot_product.ncu-rep").read_bytes())
     kernels = analyze(copies).kernels
     kernels = kernels.set_index(kernels["kernel_name"].str.split("(").str[0])
-    naive = [launch for launch in _ncu_launches(copies[0], ncu_report) if "CPIStall" in launch[2]]
+    naive = [launch for launch in _ncu_launches(copies[0]) if "CPIStall" in launch[2]]
     assert len(naive) == 1 and naive[0][2]["CPIStall"] == pytest.approx(44.0, abs=0.05)
     expected = 2 * naive[0][1] * naive[0][2]["CPIStall"] / 100
     row = kernels.loc["dot_prod_naive"]
@@ -172,7 +166,7 @@ def test_a_groups_gain_is_the_sum_of_ncus_estimate_times_each_launchs_time(sampl
     # nersc-gpp's 5 reports: the 65535-block group is occupancy-limited in all 5 launches, of different durations
     # and NCU estimates (TheoreticalOccupancy 58.3 % or 66.7 %): the gain is the sum of time x estimate
     paths = sorted((samples / "nersc-gpp").glob("output*.ncu-rep"))
-    big = [launch for path in paths for launch in _ncu_launches(path, ncu_report) if launch[0] == 65535]
+    big = [launch for path in paths for launch in _ncu_launches(path) if launch[0] == 65535]
     assert len(big) == 5 and len({round(launch[2]["TheoreticalOccupancy"], 6) for launch in big}) == 2
     groups = analyze(paths).kernels
     occupancy = groups[groups["grid"] == "(65535, 1, 1)"].iloc[0]

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import ncu_actions
 from ncu_roofline import analyze
 
 FULL_SET = ["CudaCode/vec_add.ncu-rep", "CudaCode/dot_product.ncu-rep", "CudaCode/naive.ncu-rep",
@@ -44,18 +45,13 @@ def g(value: float) -> str:
 
 def counters(path) -> list[dict[str, float]]:
     """Each action's metrics, in the order the reader walks them (ranges, then actions)."""
-    ncu_report = pytest.importorskip("ncu_report")
-    report = ncu_report.load_report(str(path))
+    report, actions = ncu_actions(path)
     rows = []
-    for r in range(report.num_ranges()):
-        actions = report.range_by_idx(r)
-        for a in range(actions.num_actions()):
-            action = actions.action_by_idx(a)
-
-            def value(name: str, action=action) -> float:
-                metric = action.metric_by_name(name)
-                return math.nan if metric is None else float(metric.as_double())
-            rows.append({"value": value, "ns": value("gpu__time_duration.sum")})
+    for action in actions:
+        def value(name: str, action=action, report=report) -> float:  # the report kept alive with its action
+            metric = action.metric_by_name(name)
+            return math.nan if metric is None else float(metric.as_double())
+        rows.append({"value": value, "ns": value("gpu__time_duration.sum")})
     return rows
 
 

@@ -18,6 +18,7 @@ import pytest
 from ncu_roofline.core.errors import InputError
 from ncu_roofline.core.launch_table import IDENTITY_COLUMNS, metric_columns
 from ncu_roofline.readers import ncu_rep, report_container
+from conftest import ncu_actions
 from ncu_sections import report_sections, section_body_metrics
 from ncu_roofline.readers.ncu_rep import (PASCAL_REFUSED, looks_like_ncu_rep, read_ncu_rep,
                                           scan_report)
@@ -74,13 +75,6 @@ def sample(rel: str) -> Path:
     return path
 
 
-def api_actions(path: Path) -> list:
-    ctx = ncu_report.load_report(str(path))
-    actions = [ctx.range_by_idx(r).action_by_idx(a)
-               for r in range(ctx.num_ranges()) for a in range(ctx.range_by_idx(r).num_actions())]
-    return [ctx, actions]  # keep the context alive with its actions
-
-
 @pytest.fixture(scope="module")
 def cs599k() -> pd.DataFrame:
     return read_ncu_rep(sample("cs599k/rms_norm_matrix_2025-04-21_v1.ncu-rep"))
@@ -115,7 +109,7 @@ def test_launch_counts_schema_and_identity(rel: str) -> None:
 def test_time_is_seconds_and_ids_match_the_api(rel: str) -> None:
     path = sample(rel)
     table = read_ncu_rep(path, wanted=lambda n: n.startswith("gpu__time_duration"))
-    _ctx, actions = api_actions(path)
+    _ctx, actions = ncu_actions(path)
     for row, action in enumerate(actions):
         metric = action.metric_by_name("gpu__time_duration.sum")
         assert metric.unit() in ("ns", "nsecond")
@@ -225,7 +219,7 @@ def test_cs599k_hierarchical_section_body_metrics() -> None:
     assert {n for n in tensor if n.startswith("sm__ops_path_tensor_")} == expected_tensor
     # the values the reader returns are the ones the section draws
     table = read_ncu_rep(CS599K, wanted=lambda n: n in set(tensor))
-    _ctx, actions = api_actions(CS599K)
+    _ctx, actions = ncu_actions(CS599K)
     for name in tensor:
         raw = actions[0].metric_by_name(name).as_double()
         assert table[name][0] == raw or "cycles_elapsed" in name  # clocks: hz, unchanged too

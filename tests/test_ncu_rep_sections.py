@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import ncu_actions
 from ncu_roofline import analyze
 
-ncu_report = pytest.importorskip("ncu_report")
+pytest.importorskip("ncu_report")
 
 SMSP_CLOCK = "smsp__cycles_elapsed.avg.per_second"
 SM_CLOCK = "sm__cycles_elapsed.avg.per_second"
@@ -25,9 +26,7 @@ def report(request):
         pytest.skip("../shared/ncu-samples is not present")
     from ncu_sections import report_sections
 
-    context = ncu_report.load_report(str(path))
-    actions = [context.range_by_idx(r).action_by_idx(a) for r in range(context.num_ranges())
-               for a in range(context.range_by_idx(r).num_actions())]
+    _context, actions = ncu_actions(path)
     return analyze(path), actions, report_sections(path)
 
 
