@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+KERNEL_SCHEMA = Path(__file__).resolve().parents[1] / "fixtures" / "nsys" / "kernel_schema.sql"  # as nsys declares it
+
 KEYS = ("demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
         "deviceId")
 BARE = (f"SELECT {', '.join(KEYS)}, count(*), sum(\"end\" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL "
@@ -34,13 +36,7 @@ def make(path: Path, launches: int, kernels: int = 200, seed: int = 34) -> Path:
     partial = path.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     db = sqlite3.connect(partial)
-    db.execute("CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-               "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
-               "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
-               "shortName INTEGER NOT NULL, mangledName INTEGER, registersPerThread INTEGER NOT NULL, "
-               "gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, "
-               "blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL)")
+    db.executescript(KERNEL_SCHEMA.read_text(encoding="utf-8"))
     strings = []
     for k in range(kernels):
         base = f"kernel_{k}"

@@ -30,6 +30,7 @@ from conftest import cli_in_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROFILE = FIXTURES / "raw_base_units.csv"
+KERNEL_SCHEMA = FIXTURES / "nsys" / "kernel_schema.sql"  # the tables nsys declares, one copy for tests and benchmarks
 DGEMM = "dgemm_naive(const double *, const double *, double *, int)"
 SAXPY = "saxpy(int, float, const float *, float *)"
 REDUCE = "void reduce_rows<float, 256>(const float *, float *, int)"
@@ -95,13 +96,7 @@ def _sqlite(path: Path, launches: list[tuple[str, str, str | None, int, int, tup
     """A minimal `nsys export --type sqlite`: StringIds and CUPTI_ACTIVITY_KIND_KERNEL as nsys declares them.
     Rows: (demangled, short, mangled, duration ns, device, grid, block), one launch each."""
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-               "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
-               "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
-               "shortName INTEGER NOT NULL, mangledName INTEGER, registersPerThread INTEGER NOT NULL, "
-               "gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, "
-               "blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL)")
+    db.executescript(KERNEL_SCHEMA.read_text(encoding="utf-8"))
     ids: dict[str, int] = {}
 
     def sid(text):
