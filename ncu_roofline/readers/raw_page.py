@@ -83,6 +83,11 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
             except RowTooLong:
                 if block_size == block_sizes(BLOCK_SIZE)[-1]:
                     raise InputError(start.path, row_too_long(block_size)) from None
+    if damaged:
+        launch, fields = damaged[0]
+        raise InputError(start.path, f"the row of launch {printable(launch)!r} has {fields} fields where the header "
+                                     f"has {len(header)}" + (f" ({len(damaged)} such rows)" if len(damaged) > 1
+                                                             else "") + ": the raw page is damaged")
     table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
     if table is None or table.num_rows == 0:
         raise InputError(start.path, "the raw page has a header but no launch rows")
