@@ -45,3 +45,24 @@ def test_both_reads_give_the_values_and_notes_written_out(tmp_path, monkeypatch,
         assert ("value of dram__bytes.sum is not a number" in table.loc[i, "reader_notes"]) == noted, cell
     assert table["gpu__time_duration.sum"].tolist() == [(1000 + i) * 1e-9 for i in range(len(DRAM))]
     assert table["lts__t_bytes.sum"].tolist() == [64.0] * (len(DRAM) - 1) + [4096.0]  # "4,096" is a number
+
+
+@pytest.mark.parametrize("before, width", [(0, 3), (1_500_000, 3), (0, 120_000), (1_048_000, 3)])
+def test_the_table_is_found_as_the_whole_scan_finds_it(tmp_path, monkeypatch, before, width):
+    """The first MiB settles where the table starts only when the header and its sample lie inside it: a table
+    after 1.5 MB of program output, a header of 120,000 metrics (2.6 MB), a header cut by the first MiB's end."""
+    from ncu_roofline.readers import text
+
+    names = [f"m{j}__x.sum" for j in range(width)]
+    lines = ["program output line"] * (before // 20) + [HEADER + "," + ",".join(f'"{m}"' for m in names)]
+    lines += [f'"{i}","42","app","host","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","1","2","3",'
+              + ",".join(["5"] * width) for i in range(3)]
+    path = tmp_path / "page.csv"
+    path.write_text("\n".join(lines) + "\n")
+    found = text.locate_table(path)
+    monkeypatch.setattr(text, "_FIRST_BYTES", 1 << 30)  # the whole scan only, as before the first look
+    whole = text.locate_table(path)
+    assert (found.offset, found.header, found.layout, found.sample_rows) == \
+        (whole.offset, whole.header, whole.layout, whole.sample_rows)
+    assert found.offset == len("\n".join(lines[:-4])) + (1 if lines[:-4] else 0)  # the header line's first byte
+    assert found.header[-1] == names[-1] and len(found.sample_rows) == 3
