@@ -80,14 +80,16 @@ def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None
     peak = _column(inputs, "peak_warp_inst_per_s") / GIGA
     missing = np.isnan(peak)
     if missing.any() and devices:
-        names = (raw["device_name"].astype("object").where(raw["device_name"].notna(), "").to_numpy(dtype=object)
-                 if "device_name" in raw else np.full(len(raw), "", dtype=object))
+        # each device's launches by code (a null name is ''): no text per launch
+        codes, names = pd.factorize(raw["device_name"]) if "device_name" in raw else \
+            (np.full(len(raw), -1), np.asarray([], dtype=object))
         clock = raw_clock(inputs)
-        for name in pd.unique(names[missing]):
+        for code in np.unique(codes[missing]):
+            name = str(names[code]) if code >= 0 else ""
             spec = devices.get(None, devices.get(name))  # --gpu: its row stands for every device
             if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
                 continue
-            rows = missing & (names == name).astype(bool)
+            rows = missing & (codes == code)
             hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
             peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
     return peak
