@@ -62,8 +62,10 @@ def finish_launch_table(identity: dict[str, object], metrics: dict[str, object] 
         if _is_scalar(value):
             series = pd.Series([value] * n, dtype="object")
         elif isinstance(value, (pd.Series, pd.api.extensions.ExtensionArray, np.ndarray)):
-            # as it is, without iterating its values in Python (seconds per column at 10^6 launches)
-            series = pd.Series(value, dtype="object" if getattr(value, "dtype", None) == object else None)
+            # as it is, without iterating its values in Python (seconds per column at 10^6 launches), and without
+            # a copy: the reader hands its arrays over (and changes them no more)
+            series = pd.Series(value, dtype="object" if getattr(value, "dtype", None) == object else None,
+                               copy=False)
             series = series.reset_index(drop=True)
         else:
             series = pd.Series(list(value), dtype="object")
