@@ -159,10 +159,11 @@ def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:
 
 def split_by_tensor_type(frame: pd.DataFrame) -> np.ndarray:
     """Rows whose tensor work is counted per input type (any `flop_tensor_<type>` known)."""
-    present = [c for c in TENSOR_FLOP_COLUMNS if c in frame]
-    if not present:
-        return np.zeros(len(frame), dtype=bool)
-    return frame[present].notna().any(axis=1).to_numpy()
+    split = np.zeros(len(frame), dtype=bool)
+    for column in TENSOR_FLOP_COLUMNS:  # column by column: no frame of them to copy
+        if column in frame:
+            split |= ~np.isnan(frame[column].to_numpy(dtype="float64", na_value=np.nan))
+    return split
 
 
 def rank_kernels(kernels: pd.DataFrame, *, by: str = "headroom_s") -> pd.DataFrame:
