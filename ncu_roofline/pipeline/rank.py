@@ -102,6 +102,7 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
     width = len(TERMS)
     split = split_by_tensor_type(frame) if split is None else split
     own = frame[OWN_ROOFS].to_numpy(dtype=np.int64) if OWN_ROOFS in frame else np.zeros(n, dtype=np.int64)
+    own_none = own == 0  # no roof of the capture's own: every precision with a roof is one it runs
     # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof)
     key = np.zeros(n, dtype=np.int64)
     roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
@@ -122,13 +123,15 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
         unknown = np.isnan(values)
         missing = roofed & unknown
         if _COMPUTE[j]:  # a precision the capture's own roofs leave out is not one it charts
-            missing &= (own == 0) | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
+            missing &= own_none | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
             counted_compute |= roofed & ~unknown
             roofed_compute.append((j, roofed))
-        key |= missing.astype(np.int64) << j | roofed.astype(np.int64) << (width + j)
+        # the bits set in place: no int64 array per term and bit
+        np.bitwise_or(key, np.int64(1) << j, out=key, where=missing)
+        np.bitwise_or(key, np.int64(1) << (width + j), out=key, where=roofed)
     # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
     for j, roofed in roofed_compute:
-        key |= (roofed & ~counted_compute).astype(np.int64) << j
+        np.bitwise_or(key, np.int64(1) << j, out=key, where=roofed & ~counted_compute)
     missing_any = (key & ((1 << width) - 1)) != 0
     lacking = placed & missing_any
     if lacking.any():  # the text is built once per distinct pattern, never per row
