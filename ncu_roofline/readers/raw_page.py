@@ -71,14 +71,21 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     # a value it cannot read as one (a thousands separator, a word) reads the page again as text, parsed below.
     metric_copies = {*metric_cols, *(c for cs in copies.values() for c in cs)} - {DEVICE_NAME_METRIC}
     numeric = [c for c in needed if c in metric_copies]
-    batches = _numeric_batches(start, header, units, needed, numeric, on_invalid, damaged, progress) \
+    reached = [0]
+
+    def report(position: int) -> None:  # never backwards: a read again as text goes on from where the first got
+        if progress is not None and position > reached[0]:
+            reached[0] = position
+            progress(position)
+
+    batches = _numeric_batches(start, header, units, needed, numeric, on_invalid, damaged, report) \
         if numeric else None
     if batches is None:
         numeric = []
         for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
             damaged.clear()
             try:
-                batches = _batches(start, header, units, needed, block_size, on_invalid, progress)
+                batches = _batches(start, header, units, needed, block_size, on_invalid, report)
                 break
             except RowTooLong:
                 if block_size == block_sizes(BLOCK_SIZE)[-1]:
