@@ -52,13 +52,15 @@ def group_keys(by_nvtx: bool) -> list[str]:
     return [*GROUP_KEYS, "nvtx_range"] if by_nvtx else list(GROUP_KEYS)
 
 
-def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per kernel group from evaluated launch rows: sums, ratios of sums, group roofs and status."""
+def group_launches(launches: pd.DataFrame, keys: list[str],
+                   groups: tuple[np.ndarray, list[np.ndarray]] | None = None) -> pd.DataFrame:
+    """One row per kernel group from evaluated launch rows: sums, ratios of sums, group roofs and status.
+    `groups`: the launches' groups as `launch_groups(launches, keys)` gives them, where the caller has them."""
     frame = launches.copy(deep=False)  # copy-on-write: only the columns changed below are copied
     invalid = frame["_invalid"].to_numpy(dtype=bool) if "_invalid" in frame else np.zeros(len(frame), dtype=bool)
     if invalid.any():  # a launch with an impossible value adds nothing to any total (validity.py)
         frame.loc[invalid, [c for c in SUMMED if c in frame]] = 0.0
-    codes, index = _factorize_keys(frame, keys)
+    codes, index = groups if groups is not None else launch_groups(frame, keys)
     frame["_group"] = codes
     grouped = frame.groupby("_group", sort=True)
     # Columns are gathered and the frame built at once: inserting ~100 columns one by one was most of the
@@ -95,26 +97,40 @@ def group_launches(launches: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 def group_codes(launches: pd.DataFrame, keys: list[str]) -> np.ndarray:
     """Each launch's group: its row in `group_launches(launches, keys)` (limiter.group_gain sums over them)."""
-    return _factorize_keys(launches, keys)[0]
+    return launch_groups(launches, keys)[0]
 
 
-def _factorize_keys(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+def launch_groups(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
     """Group codes (in the sorted order of the key tuples) and, per key, its value in each group (object); a null
     key part groups as ''. Each key is factorized on its own (Arrow strings: no Python object per launch) and the
     sorted per-key ranks are combined, which orders the groups as the tuples of their values would sort."""
     n = len(frame)
     codes = np.zeros(n, dtype=np.int64)
+    groups = 1 if n else 0  # codes are 0 .. groups - 1, each one used
     ranks, labels = [], []
     for key in keys:
         rank, uniques = sorted_codes(frame[key])
         ranks.append(rank)
         labels.append(uniques)
-        _, codes = np.unique(codes * len(uniques) + rank, return_inverse=True)  # at most n distinct: no overflow
-        codes = codes.reshape(-1)
+        if len(uniques) > 1:  # one value: every launch keeps its group
+            codes, groups = _dense_ranks(codes * len(uniques) + rank, groups * len(uniques))
     groups = int(codes.max()) + 1 if n else 0
     first = np.empty(groups, dtype=np.int64)  # one launch of each group, for its key values
     first[codes[::-1]] = np.arange(n - 1, -1, -1)
     return codes, [uniques[rank[first]] for rank, uniques in zip(ranks, labels)]
+
+
+def _dense_ranks(values: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """Each value's rank among the distinct values (`np.unique`'s inverse) and their count, for values in
+    0 .. bound - 1 (at most groups x distinct key values): by a table of the values present where that is no
+    larger than the launches, which costs no sort."""
+    if bound > max(len(values), 1 << 16):
+        distinct, inverse = np.unique(values, return_inverse=True)  # at most n distinct: no overflow
+        return inverse.reshape(-1), len(distinct)
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return rank[values], int(present.sum())
 
 
 def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:
@@ -191,7 +207,8 @@ def _finite(series: pd.Series | np.ndarray) -> np.ndarray:
 
 def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
     """Group roofs (sum(amount) / sum(amount / peak), else time-weighted) and `bound` from summed term times, as
-    columns to add to `out` (which gives the groups' `t_sol_s`)."""
+    columns to add to `out` (which gives the groups' `t_sol_s`). A term whose roof is unknown on every launch, or
+    whose amount is, needs none of its sums: they are all null or all zero."""
     columns: dict[str, object] = {}
     group = frame["_group"].to_numpy()
     n_groups = len(out)
@@ -200,26 +217,35 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
     term_times = np.full((n_groups, len(ALL_TERMS)), np.nan)
     peaks = frame[[term.peak for term in ALL_TERMS]].astype("float64").groupby(group)
     lows, highs = (result.reindex(range(n_groups)) for result in (peaks.min(), peaks.max()))
+    summed_time_s = _sum(np.nan_to_num(time_s), group, n_groups)  # the weights of every term's time-weighted roof
     for j, term in enumerate(ALL_TERMS):
-        amount = frame[term.amount].to_numpy(dtype="float64")
         peak = frame[term.peak].to_numpy(dtype="float64")
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            launch_time = np.where(amount == 0, 0.0, amount / peak)
-        if term.key == _TENSOR_PIPE:  # steps aside where the launch's tensor work is split by type
-            launch_time = np.where(split, 0.0, launch_time)
         unknown_peak = _any(np.isnan(peak), group, n_groups)
-        summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
-        summed_time = _sum(np.nan_to_num(launch_time), group, n_groups)
+        if unknown_peak.all():  # null roofs and term times, whatever the sums
+            columns[term.peak] = np.full(n_groups, np.nan)
+            continue
+        amount = frame[term.amount].to_numpy(dtype="float64")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            weighted = _sum(np.nan_to_num(peak * time_s), group, n_groups) / _sum(np.nan_to_num(time_s), group,
-                                                                                   n_groups)
-            peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
+            weighted = _sum(np.nan_to_num(peak * time_s, copy=False), group, n_groups) / summed_time_s
+        if np.isnan(amount).all() and not (term.key == _TENSOR_PIPE and split.any()):
+            # no work counted: the sums are zeros and the term time unknown
+            peak_group, usable, summed_time = weighted, np.zeros(n_groups, dtype=bool), None
+        else:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                launch_time = np.where(amount == 0, 0.0, amount / peak)
+            if term.key == _TENSOR_PIPE:  # steps aside where the launch's tensor work is split by type
+                launch_time[split] = 0.0
+            summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
+            usable = ~_any(np.isnan(launch_time), group, n_groups)
+            summed_time = _sum(np.nan_to_num(launch_time, copy=False), group, n_groups)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
         # launches that share one roof give the group exactly that roof (no rounding through the sums)
         low, high = lows[term.peak].to_numpy(), highs[term.peak].to_numpy()
         peak_group = np.where(low == high, low, peak_group)
         columns[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
-        usable = ~_any(np.isnan(launch_time), group, n_groups)
-        term_times[:, j] = np.where(usable & ~unknown_peak, summed_time, np.nan)
+        if summed_time is not None:
+            term_times[:, j] = np.where(usable & ~unknown_peak, summed_time, np.nan)
     known = ~np.isnan(term_times).all(axis=1)
     best = np.argmax(np.where(np.isnan(term_times), -np.inf, term_times), axis=1) if n_groups else \
         np.zeros(0, dtype=np.int64)
@@ -233,8 +259,9 @@ def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
 
 
 def _any(mask: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
-    return np.bincount(group, weights=mask.astype("float64"), minlength=n) > 0 if len(group) \
-        else np.zeros(n, dtype=bool)
+    """Per group, whether `mask` holds on any of its launches: a count of the few rows that hold, not a sum over
+    every row."""
+    return np.bincount(group[mask], minlength=n) > 0
 
 
 def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -268,9 +295,21 @@ def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
 
 def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndarray:
     """The notes of the group's launches; a note that holds for only some launches says for how many."""
-    pairs = frame.groupby(["_group", frame["status"].astype("object")], sort=True, observed=True)["launches"].sum()
+    # (group, status) pairs in the order of the groups, then of the status texts, with their launches: from codes,
+    # never a text per launch
+    status = frame["status"]
+    if isinstance(status.dtype, pd.CategoricalDtype):  # sorted as texts, not in the order of its categories
+        status = status.astype("object")
+    status_codes, texts = pd.factorize(status, sort=True)
+    known = status_codes >= 0
+    width = max(len(texts), 1)
+    keys, inverse = np.unique(frame["_group"].to_numpy(dtype=np.int64)[known] * width + status_codes[known],
+                              return_inverse=True)
+    counts = np.bincount(inverse.reshape(-1), weights=frame["launches"].to_numpy(dtype=np.int64)[known],
+                         minlength=len(keys))
+    pairs = ((int(key) // width, str(texts[int(key) % width]), int(count)) for key, count in zip(keys, counts))
     notes: dict[int, dict[str, int]] = {}
-    for (group, status), count in pairs.items():  # one row per distinct (group, status), never per launch
+    for group, status, count in pairs:  # one row per distinct (group, status), never per launch
         for note in str(status).split("; "):
             if note != "ok":
                 notes.setdefault(int(group), {})

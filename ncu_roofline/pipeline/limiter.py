@@ -27,7 +27,6 @@ from ..core.vocabulary import (
     LIMITER_COLUMNS,
     LIMITER_GAIN,
     LIMITER_NCU,
-    LIMITER_TIME_WEIGHTED,
     NCU_RULES,
     UNKNOWN_LIMITER,
     ii_column,
@@ -55,9 +54,10 @@ def transaction_peaks(peak_bytes_per_s: dict[str, float | None], peak_gips: floa
 
 def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
     """Per launch, every limiter and instruction-roofline quantity: the first definition whose inputs are present
-    (null where none is: a custom catalogue without limiters.toml gives all nulls). A rate or setting of the launch
-    (LIMITER_TIME_WEIGHTED) that no definition can give is left out rather than a column of nulls: only the rules
-    read those, and they read an absent column as null (a capture without the limiter's counters lacks ~40)."""
+    (null where none is: a custom catalogue without limiters.toml gives all nulls). A quantity that no definition
+    can give is left out rather than a column of nulls, unless the tables show it (LIMITER_COLUMNS): the rules,
+    the instruction roofline and the group sums read an absent column as null (a capture without the limiter's
+    counters lacks ~50)."""
     out = {}
     columns = as_columns(raw)
     for quantity in limiter_settings().quantities:
@@ -66,7 +66,7 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         if defs:
             out[quantity] = pick_definition(columns, defs).values
-        elif quantity not in LIMITER_TIME_WEIGHTED or quantity in LIMITER_COLUMNS:
+        elif quantity in LIMITER_COLUMNS:  # the others, absent, read as null (`_column`)
             out[quantity] = np.full(len(raw), np.nan)
     # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
     # keeps it (a row per column), so that the frame takes the block as it is instead of copying it
@@ -77,17 +77,19 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
 def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None) -> np.ndarray:
     """The report's own SMs x schedulers x measured SM clock; else the GPU table's SM count x schedulers per SM x
     the measured clock (the table's boost clock where the report gives none)."""
-    peak = inputs["peak_warp_inst_per_s"].to_numpy(dtype="float64") / GIGA
+    peak = _column(inputs, "peak_warp_inst_per_s") / GIGA
     missing = np.isnan(peak)
     if missing.any() and devices:
-        names = (raw["device_name"].astype("object").where(raw["device_name"].notna(), "").to_numpy(dtype=object)
-                 if "device_name" in raw else np.full(len(raw), "", dtype=object))
+        # each device's launches by code (a null name is ''): no text per launch
+        codes, names = pd.factorize(raw["device_name"]) if "device_name" in raw else \
+            (np.full(len(raw), -1), np.asarray([], dtype=object))
         clock = raw_clock(inputs)
-        for name in pd.unique(names[missing]):
+        for code in np.unique(codes[missing]):
+            name = str(names[code]) if code >= 0 else ""
             spec = devices.get(None, devices.get(name))  # --gpu: its row stands for every device
             if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
                 continue
-            rows = missing & (names == name).astype(bool)
+            rows = missing & (codes == code)
             hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
             peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
     return peak
@@ -104,8 +106,8 @@ def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     warp_inst = frame["warp_inst"].to_numpy(dtype="float64")
     out = {"gips": _ratio(warp_inst, frame["time_s"].to_numpy(dtype="float64") * GIGA)}
     for level in INSTRUCTION_LEVELS:
-        out[ii_column(level)] = _ratio(warp_inst, frame[txn_column(level)].to_numpy(dtype="float64"))
-    out[II_SHARED_IDEAL] = _ratio(warp_inst, frame["txn_shared_ideal"].to_numpy(dtype="float64"))
+        out[ii_column(level)] = _ratio(warp_inst, _column(frame, txn_column(level)))
+    out[II_SHARED_IDEAL] = _ratio(warp_inst, _column(frame, "txn_shared_ideal"))
     return pd.DataFrame(out, index=frame.index, copy=False)
 
 
@@ -130,7 +132,10 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
     needs = sorted({q for v in verdicts.values() for q in v.needs})
     absent = np.zeros(n, dtype=np.int64)  # bit j: needs[j] is null on the row
     for j, quantity in enumerate(needs):
-        absent |= np.isnan(_column(frame, quantity)).astype(np.int64) << j
+        if quantity not in frame:  # null on every row
+            absent |= 1 << j
+        else:
+            np.bitwise_or(absent, 1 << j, out=absent, where=np.isnan(_column(frame, quantity)))
     missing = np.zeros(n, dtype=np.int64)  # bit j: an untested rule lacked needs[j] on the row
     for position, (name, verdict) in enumerate(verdicts.items()):
         take = open_rows & verdict.holds
@@ -222,7 +227,7 @@ def launch_limiters(raw: pd.DataFrame, values: pd.DataFrame, catalogue: Catalogu
         why[LIMITER_NCU] = verdict
         why[LIMITER_GAIN] = np.where(np.isnan(gain), why[LIMITER_GAIN].to_numpy(dtype="float64"), gain)
     else:
-        why[LIMITER_NCU] = categorical(np.full(len(frame), None, dtype=object))
+        why[LIMITER_NCU] = pd.Categorical.from_codes(np.full(len(frame), -1), categories=pd.Index([], dtype=object))
     return pd.concat([inputs, instruction_roofline(frame), why], axis=1)
 
 

@@ -34,33 +34,41 @@ ABOVE_ROOF_TOLERANCE = 1e-6
 
 
 def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
-    """t_sol_s, bound, roofline_fraction, headroom_s for rows holding derived quantities and peaks."""
+    """t_sol_s, bound, roofline_fraction, headroom_s for rows holding derived quantities and peaks.
+
+    One term at a time, a running maximum: no launches x terms matrix (13 terms: 100 MB and most of this step's
+    time at 10^6 launches). The bound is the first term that gives the maximum, as an argmax over the terms."""
     n = len(frame)
     names = [t[0] for t in TERMS]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        demand = np.column_stack([frame[amount].to_numpy(dtype="float64") / frame[peak].to_numpy(dtype="float64")
-                                  for _, amount, peak in TERMS]) if n else np.zeros((0, len(TERMS)))
+    split = split_by_tensor_type(frame)
+    time_s = frame["time_s"].to_numpy(dtype="float64")
+    over = time_s * (1 + ABOVE_ROOF_TOLERANCE)
+    t_sol = np.full(n, -np.inf)  # the largest term time so far (-inf: no term yet)
+    bound_index = np.zeros(n, dtype=np.int64)
+    above: list[np.ndarray] = []  # noted after every `no roof`, in term order, as the status has always read
     for j, (term, amount, peak) in enumerate(TERMS):
         work = frame[amount].to_numpy(dtype="float64")
-        no_roof = (work > 0) & np.isnan(frame[peak].to_numpy(dtype="float64"))
-        notes.add(no_roof, f"no roof {term}")
-    demand = np.where(np.isfinite(demand), demand, np.nan)
-    if n:
-        demand[:, names.index(_TENSOR_PIPE)] = np.where(split_by_tensor_type(frame), np.nan,
-                                                     demand[:, names.index(_TENSOR_PIPE)])
-    any_term = ~np.isnan(demand).all(axis=1) if n else np.zeros(0, dtype=bool)
-    t_sol = np.where(any_term, np.nanmax(np.where(any_term[:, None], demand, 0.0), axis=1), np.nan) if n \
-        else np.zeros(0)
-    bound_index = np.argmax(np.where(np.isnan(demand), -np.inf, demand), axis=1) if n else np.zeros(0, dtype=int)
+        roof = frame[peak].to_numpy(dtype="float64")
+        notes.add((work > 0) & np.isnan(roof), f"no roof {term}")
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            demand = work / roof
+        demand[~np.isfinite(demand)] = np.nan
+        if term == _TENSOR_PIPE:
+            demand[split] = np.nan
+        with np.errstate(invalid="ignore"):
+            larger = demand > t_sol  # strictly: the first of equal terms stays the bound
+            above.append(demand > over)
+        t_sol[larger] = demand[larger]
+        bound_index[larger] = j
+    for term, mask in zip(names, above):
+        notes.add(mask, f"above_roof {term}")
+    any_term = t_sol > -np.inf
+    t_sol[~any_term] = np.nan
     bound_codes = np.where(any_term & (t_sol > 0), bound_index, -1)
-    time_s = frame["time_s"].to_numpy(dtype="float64")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a denormal time_s overflows: unknown
         fraction = t_sol / time_s
-    fraction = np.where(np.isfinite(fraction), fraction, np.nan)
-    above = demand > time_s[:, None] * (1 + ABOVE_ROOF_TOLERANCE) if n else np.zeros((0, len(TERMS)), dtype=bool)
-    for j, term in enumerate(names):
-        notes.add(above[:, j], f"above_roof {term}")
-    complete = completeness(frame, np.isfinite(t_sol), notes)
+    fraction[~np.isfinite(fraction)] = np.nan
+    complete = completeness(frame, np.isfinite(t_sol), notes, split)
     return pd.DataFrame({
         "t_sol_s": t_sol,
         "bound": pd.Categorical.from_codes(bound_codes, categories=names),
@@ -74,7 +82,8 @@ LOWER_BOUND = "speed of light is a lower bound"
 _COMPUTE = np.array([TERM_BY_KEY.get(key) is None or TERM_BY_KEY[key].kind == "compute" for key, _, _ in TERMS])
 
 
-def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) -> np.ndarray:
+def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
+                 split: np.ndarray | None = None) -> np.ndarray:
     """Per row: whether the speed of light counted every term the GPU has; notes the missing class where not.
 
     The terms the capture could run:
@@ -87,11 +96,13 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) ->
       `--set full` report charts FP32 and FP64, not FP16).
     A term is counted when its amount is known, zero included. Work in a term without a roof is missing too
     (`no roof <term>` says so). Where tensor work is split by input type the types are the terms, else the whole
-    pipe. Rows without a speed of light (`placed` false) are not complete and need no note: they have no bound."""
+    pipe (`split`: the rows whose tensor work is split, split_by_tensor_type, when the caller has it). Rows
+    without a speed of light (`placed` false) are not complete and need no note: they have no bound."""
     n = len(frame)
     width = len(TERMS)
-    split = split_by_tensor_type(frame)
+    split = split_by_tensor_type(frame) if split is None else split
     own = frame[OWN_ROOFS].to_numpy(dtype=np.int64) if OWN_ROOFS in frame else np.zeros(n, dtype=np.int64)
+    own_none = own == 0  # no roof of the capture's own: every precision with a roof is one it runs
     # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof)
     key = np.zeros(n, dtype=np.int64)
     roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
@@ -112,13 +123,15 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes) ->
         unknown = np.isnan(values)
         missing = roofed & unknown
         if _COMPUTE[j]:  # a precision the capture's own roofs leave out is not one it charts
-            missing &= (own == 0) | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
+            missing &= own_none | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
             counted_compute |= roofed & ~unknown
             roofed_compute.append((j, roofed))
-        key |= missing.astype(np.int64) << j | roofed.astype(np.int64) << (width + j)
+        # the bits set in place: no int64 array per term and bit
+        np.bitwise_or(key, np.int64(1) << j, out=key, where=missing)
+        np.bitwise_or(key, np.int64(1) << (width + j), out=key, where=roofed)
     # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
     for j, roofed in roofed_compute:
-        key |= (roofed & ~counted_compute).astype(np.int64) << j
+        np.bitwise_or(key, np.int64(1) << j, out=key, where=roofed & ~counted_compute)
     missing_any = (key & ((1 << width) - 1)) != 0
     lacking = placed & missing_any
     if lacking.any():  # the text is built once per distinct pattern, never per row
@@ -149,10 +162,11 @@ def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:
 
 def split_by_tensor_type(frame: pd.DataFrame) -> np.ndarray:
     """Rows whose tensor work is counted per input type (any `flop_tensor_<type>` known)."""
-    present = [c for c in TENSOR_FLOP_COLUMNS if c in frame]
-    if not present:
-        return np.zeros(len(frame), dtype=bool)
-    return frame[present].notna().any(axis=1).to_numpy()
+    split = np.zeros(len(frame), dtype=bool)
+    for column in TENSOR_FLOP_COLUMNS:  # column by column: no frame of them to copy
+        if column in frame:
+            split |= ~np.isnan(frame[column].to_numpy(dtype="float64", na_value=np.nan))
+    return split
 
 
 def rank_kernels(kernels: pd.DataFrame, *, by: str = "headroom_s") -> pd.DataFrame:

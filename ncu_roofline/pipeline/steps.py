@@ -27,7 +27,7 @@ from .catalogue import SM_CLOCKS, Catalogue
 from .ceilings import CeilingOptions, resolve_devices
 from .derive import Gap
 from .evaluate import attach_roofs, derive_launches, place_launches, refuse_without_roofline_metrics
-from .group import filter_nvtx, group_codes, group_keys, group_launches
+from .group import filter_nvtx, group_keys, group_launches, launch_groups
 from .limiter import group_limiters, limiter_settings
 from .rank import rank_kernels
 from .run_notes import gap_notes, limiter_notes, ncu_agreement_note, nothing_placed_message, unplaced, unplaced_note
@@ -231,8 +231,9 @@ def group(run: Run) -> Run:
         launches, keys = group_by_op(run.evaluated), group_keys(False)
     else:
         launches, keys = run.evaluated, group_keys(run.options.group_by == "nvtx")
-    kernels = group_launches(launches, keys)
-    return replace(run, kernels=group_limiters(kernels, run.catalogue, launches, group_codes(launches, keys)))
+    groups = launch_groups(launches, keys)  # factorized once, for the sums and the limiter's gains
+    kernels = group_launches(launches, keys, groups)
+    return replace(run, kernels=group_limiters(kernels, run.catalogue, launches, groups[0]))
 
 
 def _refuse_without_ranges(run: Run) -> None:

@@ -22,6 +22,7 @@ _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 _GROUPED = r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$"
 # ncu's own word for "not available"; a null that needs no note.
 _NOT_AVAILABLE = {b"", b"n/a", b"N/A", b"-"}
+NOT_AVAILABLE_TEXTS = sorted(v.decode() for v in _NOT_AVAILABLE)  # the same, as the CSV reader's null values
 
 # ncu CSV identity header -> LaunchTable identity column
 CSV_IDENTITY = {
@@ -134,7 +135,8 @@ def decode_values(values: pa.Array | pa.ChunkedArray, convert: Callable[[str], o
         texts = [text.strip('"') for text in texts]
     codes = encoded.indices.fill_null(len(texts))
     if convert is None:
-        strings = pa.array([text or None for text in texts] + [None], pa.string())
+        # large_string: the type pandas keeps its strings in, so that the array is taken without a cast
+        strings = pa.array([text or None for text in texts] + [None], pa.large_string())
         return pd.array(strings.take(codes), dtype="string")
     if dtype is not None:
         return pd.array([convert(text) for text in texts] + [pd.NA], dtype=dtype).take(

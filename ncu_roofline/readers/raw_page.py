@@ -21,8 +21,16 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..core.errors import InputError
-from ..core.launch_table import finish_launch_table
-from .columns import CSV_IDENTITY, DEVICE_NAME_METRIC, decode_column, decode_values, identity_frame, parse_numbers
+from ..core.launch_table import finish_launch_table, metric_frame, metric_rows
+from .columns import (
+    CSV_IDENTITY,
+    DEVICE_NAME_METRIC,
+    NOT_AVAILABLE_TEXTS,
+    decode_column,
+    decode_values,
+    identity_frame,
+    parse_numbers,
+)
 from .csv_blocks import RowTooLong, block_sizes, parse_failure, row_too_long, split_row
 from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe
 from .text import TableStart, check_last_row, open_table, printable
@@ -59,14 +67,29 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
             damaged.append((first.strip(), row.actual_columns))
         return "skip"
 
-    for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
-        damaged.clear()
-        try:
-            batches = _batches(start, header, units, needed, block_size, on_invalid, progress)
-            break
-        except RowTooLong:
-            if block_size == block_sizes(BLOCK_SIZE)[-1]:
-                raise InputError(start.path, row_too_long(block_size)) from None
+    # The metrics are first read as numbers by the CSV parser itself (no text column per metric to parse again);
+    # a value it cannot read as one (a thousands separator, a word) reads the page again as text, parsed below.
+    metric_copies = {*metric_cols, *(c for cs in copies.values() for c in cs)} - {DEVICE_NAME_METRIC}
+    numeric = [c for c in needed if c in metric_copies]
+    reached = [0]
+
+    def report(position: int) -> None:  # never backwards: a read again as text goes on from where the first got
+        if progress is not None and position > reached[0]:
+            reached[0] = position
+            progress(position)
+
+    batches = _numeric_batches(start, header, units, needed, numeric, on_invalid, damaged, report) \
+        if numeric else None
+    if batches is None:
+        numeric = []
+        for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
+            damaged.clear()
+            try:
+                batches = _batches(start, header, units, needed, block_size, on_invalid, report)
+                break
+            except RowTooLong:
+                if block_size == block_sizes(BLOCK_SIZE)[-1]:
+                    raise InputError(start.path, row_too_long(block_size)) from None
     if damaged:
         launch, fields = damaged[0]
         raise InputError(start.path, f"the row of launch {printable(launch)!r} has {fields} fields where the header "
@@ -93,28 +116,53 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     identity["launch_id"] = launch_ids
     if device_col:
         identity["device_name"] = decode_values(table.column(DEVICE_NAME_METRIC))
-    metrics: dict[str, np.ndarray] = {}
+    block = metric_rows(n, len(metric_cols))
     notes = unnoted = pd.Series("", index=range(n), dtype="object")
-    for name in metric_cols:
+    for row, name in zip(block, metric_cols):
         read = []
         for column in copies.get(name, [name]):
-            values, odd = parse_numbers(table.column(column).combine_chunks())
+            values = row if len(read) == 0 else np.empty(n)  # the first copy is read into the block itself
+            odd = _numbers_into(table.column(column), values) if column in numeric else \
+                _text_numbers_into(table.column(column), values)
             unit = units.get(column, "") if units else default_unit(name)
             factor, why = metric_unit_factor(name, unit)
             if factor is None:
                 notes = _append(notes, np.ones(n, dtype=bool), why)
-                values = np.full(n, np.nan)
-            else:
+                values[:] = np.nan
+            elif factor != 1:  # a value times 1 is that value, infinities and NaN included
                 with np.errstate(over="ignore"):
-                    values = values * factor
-                odd |= np.isinf(values)  # beyond float64 in base units
-                values[np.isinf(values)] = np.nan
+                    np.multiply(values, factor, out=values)
+                beyond = np.isinf(values)  # beyond float64 in base units
+                odd |= beyond
+                values[beyond] = np.nan
             if odd.any():
                 notes = _append(notes, odd, f"value of {name} is not a number")
             read.append(values)
-        metrics[name], notes = _one_value(name, read, notes) if len(read) > 1 else (read[0], notes)
+        if len(read) > 1:
+            row[:], notes = _one_value(name, read, notes)
     identity["reader_notes"] = notes if notes is not unnoted else ""  # nothing noted: one text for every launch
-    return finish_launch_table(identity, metrics, n)
+    return finish_launch_table(identity, metric_frame(block, metric_cols), n)
+
+
+def _numbers_into(column: pa.ChunkedArray, out: np.ndarray) -> np.ndarray:
+    """A float64 column of the CSV parser into `out`; returns the mask of values that are no measurement
+    (`nan`, `inf` as written, or beyond float64), which parse_numbers notes likewise (null cells, ncu's n/a or
+    empty, need no note)."""
+    offset = 0
+    for chunk in column.chunks:
+        out[offset:offset + len(chunk)] = chunk.to_numpy(zero_copy_only=False)  # a null is NaN
+        offset += len(chunk)
+    odd = ~np.isfinite(out)
+    if column.null_count and odd.any():
+        odd &= ~column.is_null().to_numpy(zero_copy_only=False)
+    out[odd] = np.nan
+    return odd
+
+
+def _text_numbers_into(column: pa.ChunkedArray, out: np.ndarray) -> np.ndarray:
+    values, odd = parse_numbers(column.combine_chunks())
+    out[:] = values
+    return odd
 
 
 def _copies(header: list[str], metrics: list[str]) -> dict[str, list[str]]:
@@ -168,9 +216,24 @@ def _append(notes: pd.Series, mask: np.ndarray, text: str) -> pd.Series:
     return notes.where(~both, notes + "; ") + add
 
 
+def _numeric_batches(start, header: list[str], units, needed: list[str], numeric: list[str], on_invalid,
+                     damaged: list, progress) -> list[pa.RecordBatch] | None:
+    """The page's needed columns with `numeric` ones parsed as float64 by the CSV reader (ncu's n/a and empty
+    cells null); None when a cell of them is something else, or the page cannot be read so: the caller then
+    reads it as text, which handles (or refuses) every such case, so both reads give the same table."""
+    damaged.clear()
+    types = {c: pa.float64() for c in numeric}
+    try:
+        return _batches(start, header, units, needed, BLOCK_SIZE, on_invalid, progress, types)
+    except (InputError, RowTooLong):
+        damaged.clear()
+        return None
+
+
 def _batches(start, header: list[str], units, needed: list[str], block_size: int, on_invalid,
-             progress) -> list[pa.RecordBatch]:
-    """The page's needed columns, batch by batch, parsed in blocks of `block_size` bytes."""
+             progress, numbers: dict[str, pa.DataType] | None = None) -> list[pa.RecordBatch]:
+    """The page's needed columns, batch by batch, parsed in blocks of `block_size` bytes: as bytes, or where
+    `numbers` says, as float64 (ncu's n/a and empty cells null)."""
     batches = []
     with open_table(start) as stream:
         try:
@@ -180,8 +243,9 @@ def _batches(start, header: list[str], units, needed: list[str], block_size: int
                                                block_size=block_size),
                 parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
                 convert_options=pacsv.ConvertOptions(include_columns=needed,
-                                                      column_types={c: pa.binary() for c in needed},
-                                                      strings_can_be_null=False, quoted_strings_can_be_null=False))
+                                                      column_types={c: pa.binary() for c in needed} | (numbers or {}),
+                                                      null_values=NOT_AVAILABLE_TEXTS,
+                                                      strings_can_be_null=False, quoted_strings_can_be_null=True))
             for batch in reader:
                 batches.append(batch)
                 if progress is not None:

@@ -26,6 +26,7 @@ _NVPROF_RE = re.compile(rb'^(\xef\xbb\xbf)?"(Device","Kernel","Invocations|Type"
                         re.MULTILINE)
 # How far into a file the header may sit (program output can be long); the table itself is streamed.
 _SCAN_BYTES = 64 * 1024 * 1024
+_FIRST_BYTES = 1024 * 1024  # looked at first: a table at the top of the file is found there
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # How much of the file's end is read to tell a complete last row from one cut off mid-way.
 _TAIL_BYTES = 4 * 1024 * 1024
@@ -43,10 +44,19 @@ class TableStart:
 
 
 def locate_table(path: Path) -> TableStart:
-    """Find the ncu table in `path` or raise InputError saying what the file holds instead."""
+    """Find the ncu table in `path` or raise InputError saying what the file holds instead.
+
+    The file's first MiB is looked at first: where the header and its sample rows lie wholly inside it (a table
+    at the top of the file, the common case), the answer is the one the whole scan would give, without reading
+    (and copying) up to 64 MiB; anywhere else the whole scan decides."""
     with open(path, "rb") as handle:
-        head = handle.read(_SCAN_BYTES)
-    if not head.strip():
+        head = handle.read(_FIRST_BYTES)
+        if len(head) == _FIRST_BYTES:
+            found = _table_inside(path, head)
+            if found is not None:
+                return found
+            head += handle.read(_SCAN_BYTES - len(head))
+    if not head or head.isspace():  # `head.strip()` without a copy of the whole head
         raise InputError(path, "the file is empty")
     first: tuple[int, list[str]] | None = None
     # Program output may hold a line that starts like a header ("ID, name"): take the first that ncu could write.
@@ -62,6 +72,33 @@ def locate_table(path: Path) -> TableStart:
     offset, header = first
     shown = printable(", ".join(h[:40] for h in header[:6]))
     raise InputError(path, f"a table starts at byte {offset}, but its header ({shown}, ...) is not one that ncu writes")
+
+
+def _table_inside(path: Path, head: bytes) -> TableStart | None:
+    """The table the whole scan finds, when `head` (the file's start) settles it: its header is the first match
+    that is one ncu writes, and that match and every one before it had its whole sample inside `head`."""
+    for match in itertools.islice(_HEADER_RE.finditer(head), 50):
+        offset = match.start() + (3 if match.group(1) else 0)
+        if _sample_end(head, offset) is None:
+            return None
+        header, rows = _sample(head, offset)
+        layout = _layout(header)
+        if layout is not None:
+            return TableStart(path, offset, header, layout, rows)
+    return None
+
+
+def _sample_end(head: bytes, offset: int) -> int | None:
+    """Where `_sample` stops reading `head` for a header at `offset`, or None where it would read to the end of
+    `head` (its sample could then change with more of the file)."""
+    end = offset
+    for _ in range(4):
+        newline = head.find(b"\n", end)
+        if newline < 0:
+            return None
+        end = newline + 1
+    window = max(offset + 256 * 1024, end)
+    return window if window < len(head) else None
 
 
 def _sample(head: bytes, offset: int) -> tuple[list[str], list[list[str]]]:

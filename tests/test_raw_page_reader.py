@@ -1,0 +1,68 @@
+"""The raw-page reader's two paths (readers/raw_page.py): metrics parsed as numbers by the CSV reader itself, or,
+when a cell is something it cannot read as one (a thousands separator, a word), the page read again as text and
+parsed by readers/columns.py. Both must give the same table: the values written out below, the same notes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ncu_roofline.pipeline.catalogue import load_catalogue
+from ncu_roofline.readers import raw_page
+from ncu_roofline.readers.csv_export import read_csv_export
+
+HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+          '"Device","CC","dram__bytes.sum","gpu__time_duration.sum","lts__t_bytes.sum"')
+UNITS = '"","","","","","","","","","","","Kbyte","nsecond","byte"'
+# dram__bytes.sum (Kbyte) cells and what each is in bytes (None: null); a note is due where the cell is no number
+DRAM = [("2", 2000.0, False), ("1e5", 1e8, False), (" 7", 7000.0, False), ("", None, False), ("n/a", None, False),
+        ("-", None, False), ("nan", None, True), ("inf", None, True), ("1e306", None, True), ("0.5", 500.0, False)]
+
+
+def page(lts_cell: str) -> str:
+    """One launch per DRAM cell above; lts__t_bytes.sum is 64 bytes except on the last launch, `lts_cell`."""
+    lines = [HEADER, UNITS]
+    for i, (dram, _, _) in enumerate(DRAM):
+        lts = lts_cell if i == len(DRAM) - 1 else "64"
+        lines.append(f'"{i}","42","app","host","k","1","7","(128, 1, 1)","(64, 1, 1)","0","9.0",'
+                     f'"{dram}","{1000 + i}","{lts}"')
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("lts_cell, text_read", [("4096", False), ("4,096", True)])
+def test_both_reads_give_the_values_and_notes_written_out(tmp_path, monkeypatch, lts_cell, text_read):
+    parsed_as_text: list[int] = []
+    as_text = raw_page._text_numbers_into
+    monkeypatch.setattr(raw_page, "_text_numbers_into", lambda column, out: parsed_as_text.append(1)
+                        or as_text(column, out))
+    path = tmp_path / "raw.csv"
+    path.write_text(page(lts_cell))
+    table = read_csv_export(path, load_catalogue().wants).set_index("launch_id")
+    assert bool(parsed_as_text) == text_read  # the page took the path this case is about
+    for i, (cell, expected, noted) in enumerate(DRAM):
+        value = table.loc[i, "dram__bytes.sum"]
+        assert (np.isnan(value) if expected is None else value == expected), (cell, value)
+        assert ("value of dram__bytes.sum is not a number" in table.loc[i, "reader_notes"]) == noted, cell
+    assert table["gpu__time_duration.sum"].tolist() == [(1000 + i) * 1e-9 for i in range(len(DRAM))]
+    assert table["lts__t_bytes.sum"].tolist() == [64.0] * (len(DRAM) - 1) + [4096.0]  # "4,096" is a number
+
+
+@pytest.mark.parametrize("before, width", [(0, 3), (1_500_000, 3), (0, 120_000), (1_048_000, 3)])
+def test_the_table_is_found_as_the_whole_scan_finds_it(tmp_path, monkeypatch, before, width):
+    """The first MiB settles where the table starts only when the header and its sample lie inside it: a table
+    after 1.5 MB of program output, a header of 120,000 metrics (2.6 MB), a header cut by the first MiB's end."""
+    from ncu_roofline.readers import text
+
+    names = [f"m{j}__x.sum" for j in range(width)]
+    lines = ["program output line"] * (before // 20) + [HEADER + "," + ",".join(f'"{m}"' for m in names)]
+    lines += [f'"{i}","42","app","host","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","1","2","3",'
+              + ",".join(["5"] * width) for i in range(3)]
+    path = tmp_path / "page.csv"
+    path.write_text("\n".join(lines) + "\n")
+    found = text.locate_table(path)
+    monkeypatch.setattr(text, "_FIRST_BYTES", 1 << 30)  # the whole scan only, as before the first look
+    whole = text.locate_table(path)
+    assert (found.offset, found.header, found.layout, found.sample_rows) == \
+        (whole.offset, whole.header, whole.layout, whole.sample_rows)
+    assert found.offset == len("\n".join(lines[:-4])) + (1 if lines[:-4] else 0)  # the header line's first byte
+    assert found.header[-1] == names[-1] and len(found.sample_rows) == 3
