@@ -32,7 +32,8 @@ from ..core.vocabulary import (
     display,
     tensor_peak_column,
 )
-from .catalogue import SM_CLOCKS, Catalogue, Columns, as_columns, pick_definition, sm_clock_hz
+from .catalogue import SM_CLOCKS, Catalogue, pick_definition, sm_clock_hz
+from .expressions import Columns, as_columns
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.

@@ -24,8 +24,9 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
-from .catalogue import Catalogue, Columns, as_columns, pick_definition
+from .catalogue import Catalogue, pick_definition
 from .codes import sorted_codes
+from .expressions import Columns, as_columns
 
 
 @dataclass(frozen=True)
