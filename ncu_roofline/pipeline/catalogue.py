@@ -175,7 +175,7 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
         if allowed is not None and definition.id in allowed and usable is not False:
             usable = allowed[definition.id] if usable is True else usable & allowed[definition.id]
             usable = uniform_mask(usable) if uniform else usable
-        if not (usable if isinstance(usable, bool) else usable.any()):
+        if not n or not (usable if isinstance(usable, bool) else usable.any()):
             continue
         rows = _within(open_rows, usable)
         take: np.ndarray | slice = _NO_ROWS

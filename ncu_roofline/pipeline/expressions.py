@@ -181,7 +181,8 @@ class Columns:
             else:
                 values = np.column_stack([self.column(c) for c in names])
                 present = ~np.isnan(values)
-                self._cache[key] = np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
+                with np.errstate(over="ignore"):  # a sum past the float range is inf, quietly (as in _eval)
+                    self._cache[key] = np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
         return self._cache[key]
 
 
