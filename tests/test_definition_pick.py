@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -154,10 +153,10 @@ def sample_frames(samples) -> list[pd.DataFrame]:
 
 
 def test_shortcuts_give_the_per_row_pick_on_every_shared_sample(samples):
-    from ncu_roofline.pipeline.ceilings import _uses
+    from ncu_roofline.pipeline.ceilings import _Uses
     from ncu_roofline.pipeline.derive import derive_quantities
     from ncu_roofline.core.status import StatusNotes
-    from ncu_roofline.core.vocabulary import ROOF_COLUMNS, def_column
+    from ncu_roofline.core.vocabulary import ROOF_COLUMNS
     from ncu_roofline.core.vocabulary import TERMS, TENSOR_TERMS
 
     catalogue = load_catalogue()
@@ -171,10 +170,9 @@ def test_shortcuts_give_the_per_row_pick_on_every_shared_sample(samples):
         columns, general = Columns(frame), Columns(frame)
         for quantity, defs in catalogue.quantities.items():
             assert_same(pick_definition(columns, defs), pick_definition(general, defs, uniform=False))
-        derived = derive_quantities(frame, catalogue, StatusNotes(len(frame)))
-        for column in ROOF_COLUMNS:  # the roofs, restricted to how the traffic was measured
-            used = derived[def_column(amount[column])]
+        uses = _Uses(derive_quantities(frame, catalogue, StatusNotes(len(frame))))
+        for column in ROOF_COLUMNS:  # the roofs, restricted to how the traffic was measured (a bool or per launch)
             defs = catalogue.definitions(column)
-            allowed = {d.id: _uses(used, d.for_defs) for d in defs if d.for_defs}
+            allowed = {d.id: uses(amount[column], d.for_defs) for d in defs if d.for_defs}
             assert_same(pick_definition(columns, defs, allowed),
                         pick_definition(general, defs, allowed, uniform=False))

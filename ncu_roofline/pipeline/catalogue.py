@@ -146,11 +146,11 @@ def _count(rows: "np.ndarray | slice", n: int) -> int:
 
 
 def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
-                    allowed: dict[str, np.ndarray] | None = None, *, uniform: bool = True) -> Pick:
+                    allowed: dict[str, bool | np.ndarray] | None = None, *, uniform: bool = True) -> Pick:
     """Per row, the value of the first applicable definition whose inputs are all present.
 
-    `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
-    traffic was measured).
+    `allowed` maps a definition id to a row mask (or one bool for every row) restricting where it may be used
+    (roofs that must match how the traffic was measured).
 
     Most quantities resolve the same way on every launch of a capture (the same metrics were collected for all, or
     none): a definition whose input is absent everywhere is passed over without being evaluated, masks on which
@@ -173,8 +173,14 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
     for index, definition in enumerate(defs):
         usable = True if definition.when is None else columns.holds(definition.when, uniform=uniform)
         if allowed is not None and definition.id in allowed and usable is not False:
-            usable = allowed[definition.id] if usable is True else usable & allowed[definition.id]
-            usable = uniform_mask(usable) if uniform else usable
+            mask = allowed[definition.id]
+            if isinstance(mask, bool) and not uniform:
+                mask = np.full(n, mask)
+            if isinstance(mask, bool):
+                usable = usable if mask else False
+            else:
+                usable = mask if usable is True else usable & mask
+                usable = uniform_mask(usable) if uniform else usable
         if not n or not (usable if isinstance(usable, bool) else usable.any()):
             continue
         rows = _within(open_rows, usable)
