@@ -124,7 +124,8 @@ class Pick:
     flags: list[tuple[np.ndarray, str]]
 
     def def_ids(self, defs: list[Definition]) -> pd.Categorical:
-        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs])
+        # codes made here, from -1 to len(defs) - 1: no need to check them again per launch
+        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs], validate=False)
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)

@@ -96,8 +96,8 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
             origin = origins.setdefault(options.user_source or "user", len(origins))
         table = table_peaks[column]
         from_table = uniform_mask(null & ~np.isnan(table)) if null is not False and n else False
-        if from_table is True:
-            values, origin = table.copy(), table_origin
+        if from_table is True:  # each table array stands for one roof: the column as it is
+            values, origin = table, table_origin
         elif from_table is not False:
             values = np.where(from_table, table, values)
             origin = np.where(from_table, table_origin, origin)
@@ -146,9 +146,10 @@ class _Uses:
         used = self._derived[def_column(quantity)]
         if not isinstance(used.dtype, pd.CategoricalDtype) or not len(used):
             return _uses(used, defs)
-        if quantity not in self._present:  # which codes occur (-1: no definition), counted once per quantity
-            self._present[quantity] = np.flatnonzero(np.bincount(used.cat.codes.to_numpy() + 1,
-                                                                 minlength=len(used.cat.categories) + 1)) - 1
+        if quantity not in self._present:  # which codes occur (-1: no definition), found once per quantity
+            codes = used.cat.codes.to_numpy()
+            self._present[quantity] = np.asarray([code for code in range(-1, len(used.cat.categories))
+                                                  if (codes == code).any()], dtype=np.int64)
         hits = np.append(np.asarray(used.cat.categories.isin(defs), dtype=bool), False)
         seen = hits[self._present[quantity]]
         return bool(seen[0]) if seen.min() == seen.max() else _uses(used, defs)

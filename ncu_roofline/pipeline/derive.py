@@ -57,20 +57,21 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
         missing = np.isnan(picked.values)
-        # a counted quantity that a whole capture lacks is a run note (`Gap`), not a note on every launch
-        wide = _everywhere(missing, sources) if quantity in COUNTED_COLUMNS and gaps is not None \
-            else np.zeros(len(frame), dtype=bool)
-        notes.add_coded(missing & ~wide, picked.missing_codes,
-                        [f"missing {quantity} ({text})" for text in picked.missing_texts])
-        if quantity in WORK_COLUMNS:
-            local_missing |= missing & ~wide
-        for code in np.unique(sources[wide]):
-            rows = wide & (sources == code)
-            common = np.bincount(picked.missing_codes[rows]).argmax()
-            text = picked.missing_texts[common]
-            needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
-            launches = int(weight[rows].sum())  # a row may stand for several launches (summary, by-name sums)
-            gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
+        if missing.any():  # most quantities: every launch has them, nothing to note
+            # a counted quantity that a whole capture lacks is a run note (`Gap`), not a note on every launch
+            wide = _everywhere(missing, sources) if quantity in COUNTED_COLUMNS and gaps is not None \
+                else np.zeros(len(frame), dtype=bool)
+            notes.add_coded(missing & ~wide, picked.missing_codes,
+                            [f"missing {quantity} ({text})" for text in picked.missing_texts])
+            if quantity in WORK_COLUMNS:
+                local_missing |= missing & ~wide
+            for code in np.unique(sources[wide]):
+                rows = wide & (sources == code)
+                common = np.bincount(picked.missing_codes[rows]).argmax()
+                text = picked.missing_texts[common]
+                needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
+                launches = int(weight[rows].sum())  # a row may stand for several launches (summary, by-name sums)
+                gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
     derived = pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
@@ -119,6 +120,8 @@ def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:
     if not len(mask):
         return mask
     size = int(groups.max()) + 1
+    if size == 1:  # one capture: one answer for all its rows
+        return np.full(len(mask), bool(mask.all()))
     hits = np.bincount(groups, weights=mask.astype("float64"), minlength=size)
     return (hits == np.bincount(groups, minlength=size))[groups]
 
