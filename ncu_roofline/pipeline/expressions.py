@@ -117,7 +117,7 @@ class Columns:
         if name not in self._cache:
             if name in self._present:
                 series = self._frame[name]
-                if series.dtype != "float64":
+                if not pd.api.types.is_numeric_dtype(series.dtype):  # text: parsed (Float64 and Int64 are not)
                     series = pd.to_numeric(series, errors="coerce")
                 self._cache[name] = series.to_numpy(dtype="float64", na_value=np.nan)
             else:  # one read-only array of nulls for every metric the frame lacks (a capture lacks hundreds)
