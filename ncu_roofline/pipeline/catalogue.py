@@ -162,7 +162,7 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
     columns = as_columns(frame)
     n = columns.n
     values = np.full(n, np.nan)
-    def_codes = np.full(n, -1, dtype=np.int64)
+    def_codes = np.full(n, -1, dtype=np.int8 if len(defs) < 127 else np.int64)  # what a Categorical keeps
     flags: list[tuple[np.ndarray, str]] = []
     # Rows still without a value, and for them the definition that came closest (fewest missing inputs): one
     # value while all of those rows share it, else one per row of the frame (read on the open rows only).

@@ -74,7 +74,7 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
         term = _TERM_OF_ROOF[column]
         allowed = {d.id: uses(term.amount, d.for_defs) for d in catalogue.definitions(column) if d.for_defs}
         report = pick_definition(columns, catalogue.definitions(column), allowed).values
-        reports[column] = report * scale if term.sm_clocked else report
+        reports[column] = report * scale if term.sm_clocked and scale is not None else report
     # per roof, where the capture lacks it (null) and where it holds it (known, for rank.py): one bool where every
     # launch agrees
     nulls = {column: uniform_mask(np.isnan(report)) if n else False for column, report in reports.items()}
@@ -190,10 +190,10 @@ def _user_roofs(user_peaks: dict[str, float] | None) -> dict[str, float]:
     return roofs
 
 
-def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray:
-    n = raw.n
+def _clock_scale(raw: Columns, catalogue: Catalogue, clock: str, notes: StatusNotes) -> np.ndarray | None:
+    """Per launch, the factor from the measured SM clock to the one `clock` names; None for the measured one."""
     if clock == "measured":
-        return np.ones(n)
+        return None
     measured, maximum = sm_clock_hz(raw, catalogue), sm_clock_hz(raw, catalogue, "max")
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = maximum / measured
