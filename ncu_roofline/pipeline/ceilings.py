@@ -140,19 +140,21 @@ class _Uses:
 
     def __init__(self, derived: pd.DataFrame) -> None:
         self._derived = derived
-        self._present: dict[str, np.ndarray] = {}
+        self._seen: dict[str, tuple[np.ndarray, list[str], np.ndarray]] = {}
 
     def __call__(self, quantity: str, defs: tuple[str, ...]) -> bool | np.ndarray:
-        used = self._derived[def_column(quantity)]
-        if not isinstance(used.dtype, pd.CategoricalDtype) or not len(used):
-            return _uses(used, defs)
-        if quantity not in self._present:  # which codes occur (-1: no definition), found once per quantity
-            codes = used.cat.codes.to_numpy()
-            self._present[quantity] = np.asarray([code for code in range(-1, len(used.cat.categories))
-                                                  if (codes == code).any()], dtype=np.int64)
-        hits = np.append(np.asarray(used.cat.categories.isin(defs), dtype=bool), False)
-        seen = hits[self._present[quantity]]
-        return bool(seen[0]) if seen.min() == seen.max() else _uses(used, defs)
+        if quantity not in self._seen:  # which codes occur (-1: no definition), found once per quantity
+            used = self._derived[def_column(quantity)]
+            if not isinstance(used.dtype, pd.CategoricalDtype) or not len(used):
+                return _uses(used, defs)
+            codes = used.array.codes
+            ids = [str(c) for c in used.cat.categories]
+            self._seen[quantity] = codes, ids, np.asarray([code for code in range(-1, len(ids))
+                                                           if (codes == code).any()], dtype=np.int64)
+        codes, ids, present = self._seen[quantity]
+        hits = np.asarray([i in defs for i in ids] + [False], dtype=bool)  # the last for code -1
+        seen = hits[present]
+        return bool(seen[0]) if seen.min() == seen.max() else hits[codes]
 
 
 def _negate(mask: bool | np.ndarray) -> bool | np.ndarray:
