@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +94,7 @@ def assert_same(fast: Pick, general: Pick) -> None:
         np.testing.assert_array_equal(fast_mask, general_mask)
 
 
+@pytest.mark.slow  # 400 random captures, a few seconds
 @settings(max_examples=400)
 @given(frames(), definitions(), st.data())
 def test_shortcuts_give_the_per_row_pick_on_random_captures(frame, defs, data):
@@ -176,3 +178,18 @@ def test_shortcuts_give_the_per_row_pick_on_every_shared_sample(samples):
             allowed = {d.id: uses(amount[column], d.for_defs) for d in defs if d.for_defs}
             assert_same(pick_definition(columns, defs, allowed),
                         pick_definition(general, defs, allowed, uniform=False))
+
+
+def test_only_arithmetic_on_a_metric_the_capture_lacks_is_null_without_evaluating():
+    columns = Columns(pd.DataFrame({"a": [1.0, np.nan], "c.sum": [np.nan, np.nan]}))
+    assert Expr("a * b").null_everywhere(columns)  # b absent: null on every launch
+    assert Expr("a + c.sum").null_everywhere(columns)  # c.sum held but null on every launch
+    assert Expr('a * sum_of("h_*.sum")').null_everywhere(columns)  # no column matches the glob
+    assert not Expr("a * 2").null_everywhere(columns)  # a is null on one launch only
+    # isnull and comparisons turn a null into a value: 2 on both launches, though b is absent
+    assert not Expr("isnull(b) * 2").null_everywhere(columns)
+    np.testing.assert_array_equal(Expr("isnull(b) * 2").evaluate(columns), [2.0, 2.0])
+    assert not Expr("(b > 1) + a").null_everywhere(columns)
+    # the masks a capture agrees on are one bool; the others stay per launch
+    assert columns.nulls("b", uniform=True) is True and columns.nulls("c.sum", uniform=True) is True
+    np.testing.assert_array_equal(columns.nulls("a", uniform=True), [False, True])
