@@ -35,11 +35,12 @@ class Expr:
             raise ValueError(f"bad catalogue expression {text!r}: {exc}") from exc
         self.names: list[str] = []
         self.globs: list[str] = []
-        self._collect(self._tree)
         # Only + - * / and sums: one null input makes the value null (no isnull, comparison or and/or reads it).
-        self.arithmetic = all(_is_arithmetic(node) for node in ast.walk(self._tree))
+        self.arithmetic = True
+        self._collect(self._tree)
 
     def _collect(self, node: ast.AST) -> None:
+        self.arithmetic = self.arithmetic and _is_arithmetic(node)
         if isinstance(node, ast.Call):
             func = node.func.id if isinstance(node.func, ast.Name) else ""
             if func == "sum_of":
