@@ -74,27 +74,28 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
                 gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
-    derived = pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
-    work = derived[list(WORK_COLUMNS)].to_numpy()
+    work = np.column_stack([out[column] for column in WORK_COLUMNS])
     known = ~np.isnan(work)
     known_sum = np.nansum(work, axis=1)
     partial = ~known.all(axis=1)
     # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
     # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0. Precisions the
     # whole capture lacks are said once for the run, not on every launch.
-    derived["flop_total"] = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    flop_total = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    out["flop_total"] = flop_total
     notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
-            ai = derived["flop_total"].to_numpy() / derived[bytes_column(level)].to_numpy()
-            derived[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
-        rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
-        derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
-    _flag_byte_order(derived, notes)
-    return pd.concat([derived, derive_tensor_types(columns, catalogue, frame.index)], axis=1)
+            ai = flop_total / out[bytes_column(level)]
+            out[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
+        rate = flop_total / out["time_s"]
+        out["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
+    _flag_byte_order(out, notes)
+    out.update(derive_tensor_types(columns, catalogue))
+    return pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
 
 
-def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index) -> pd.DataFrame:
+def derive_tensor_types(columns: Columns, catalogue: Catalogue) -> dict[str, object]:
     """Tensor FLOPs per input type (`flop_tensor_<type>` and its `def_*`), where the capture splits them.
 
     Silent where it does not: most captures count the tensor pipe as a whole (`flop_tensor`), which stays the
@@ -106,7 +107,7 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
-    return pd.DataFrame(out, index=index, copy=False)
+    return out
 
 
 def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -126,11 +127,11 @@ def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return (hits == np.bincount(groups, minlength=size))[groups]
 
 
-def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:
+def _flag_byte_order(derived: dict[str, object], notes: StatusNotes) -> None:
     """More traffic nearer the cores is the norm: bytes at a level >= bytes one level out (L1 >= L2 >= DRAM).
     Compared on bytes, so the check runs whether or not FLOPs were counted. Flag violations, never fix them
     (docs/status.md says what they usually mean)."""
     with np.errstate(invalid="ignore"):
         for near, far in reversed(LEVEL_PARENTS):
-            notes.add(derived[bytes_column(near)].to_numpy() < derived[bytes_column(far)].to_numpy() * (1 - 1e-9),
+            notes.add(derived[bytes_column(near)] < derived[bytes_column(far)] * (1 - 1e-9),  # type: ignore[operator]
                       f"bytes_order {near}<{far}")
