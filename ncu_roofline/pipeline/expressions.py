@@ -106,6 +106,9 @@ class Columns:
     """Float64 arrays of a frame's columns, converted once: every definition reads the same few metrics."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
+        if frame.attrs:  # pandas deep-copies a frame's attrs into every column it hands out: read a view without
+            frame = frame.copy(deep=False)
+            frame.attrs = {}
         self._frame = frame
         self.n = len(frame)
         self._names = [c for c in frame.columns if isinstance(c, str)]
