@@ -119,7 +119,6 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     return frame
 
 
-
 def _uses(used: pd.Series, defs: tuple[str, ...]) -> np.ndarray:
     """Rows whose amount was derived by one of `defs` (`used`: the `def_*` column, a Categorical of definition ids:
     tested once per id, not once per launch)."""
@@ -131,7 +130,9 @@ def _uses(used: pd.Series, defs: tuple[str, ...]) -> np.ndarray:
 
 def _one_if_same(codes: np.ndarray) -> int | np.ndarray:
     """One code where every launch has the same (or there are none), else the codes."""
-    return int(codes[0]) if len(codes) and codes.min() == codes.max() else 0 if not len(codes) else codes
+    if not len(codes):
+        return 0
+    return int(codes[0]) if codes.min() == codes.max() else codes
 
 
 class _Uses:
