@@ -23,7 +23,6 @@ ALL = slice(None)
 _IDENTITY_NAMES = {"compute_capability"}
 
 
-
 class Expr:
     """A parsed expression: knows the metric names it reads and evaluates to a float64 array (NaN = missing)."""
 
