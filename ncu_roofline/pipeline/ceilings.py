@@ -307,14 +307,14 @@ def _join_sources(parts: list[int | np.ndarray], n: int, origins: list[str]) -> 
     per roof, a code into `origins`, one for every launch or one per launch). Launches are told apart only by the
     roofs whose origin varies; dropping the others keeps the order of the combinations, so the categories too."""
     varying = [part for part in parts if isinstance(part, np.ndarray) and n and part.min() != part.max()]
-    combined = np.zeros(n, dtype=np.int64)
-    for part in varying:
-        codes, uniques = pd.factorize(part)
-        combined = combined * (len(uniques) + 1) + codes
+    inverse = None  # per launch, its combination: all the same where no roof's origin varies
+    first = np.zeros(1 if n else 0, dtype=np.int64)
     if varying:
+        combined = np.zeros(n, dtype=np.int64)
+        for part in varying:
+            codes, uniques = pd.factorize(part)
+            combined = combined * (len(uniques) + 1) + codes
         _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    else:
-        first, inverse = np.zeros(1 if n else 0, dtype=np.int64), combined
     texts = []
     for row in first:
         seen = sorted((s for s in dict.fromkeys(origins[part[row] if isinstance(part, np.ndarray) else part]
@@ -322,5 +322,5 @@ def _join_sources(parts: list[int | np.ndarray], n: int, origins: list[str]) -> 
                       key=lambda s: s != "report")
         texts.append("+".join(seen) if seen else "none")
     text_codes, categories = pd.factorize(np.asarray(texts, dtype=object))
-    codes = text_codes[inverse.reshape(-1)] if n else np.zeros(0, dtype=np.int64)
+    codes = np.zeros(n, dtype=np.int8) if inverse is None else text_codes[inverse.reshape(-1)]
     return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=range(n))
