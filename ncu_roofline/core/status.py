@@ -47,9 +47,10 @@ class StatusNotes:
 
     def add_column(self, texts: pd.Series | np.ndarray) -> None:
         """Add free text per row (empty strings and nulls add nothing)."""
-        column = pd.Series(texts, dtype="object").fillna("")
-        codes, uniques = pd.factorize(column, sort=False)
-        self.add_coded((column != "").to_numpy(), codes, [str(u) for u in uniques])
+        codes, uniques = pd.factorize(pd.Series(texts), sort=False)  # null: -1; no text object per row
+        words = [str(u) for u in uniques]
+        said = np.asarray([word != "" for word in words] + [False])  # the last for code -1
+        self.add_coded(said[codes], codes, words)
 
     def render(self) -> pd.Series:
         labels = ["; ".join(combo) if combo else "ok" for combo in self._combos]

@@ -1,15 +1,13 @@
 """The metric catalogue (`metrics/catalogue.toml`) loaded and made executable.
 
-Formulas live in the data file with their sources; this module only parses them into small expression trees and
-evaluates them over a LaunchTable, column-wise. Expressions are a tiny safe language (parsed with `ast`, never
-`eval`): numbers, ncu metric names (dots included), + - * /, `sum_of("glob")`, comparisons, and/or, isnull().
+Formulas live in the data file with their sources; this module only parses them into small expression trees
+(expressions.py: the language and the columns it reads) and evaluates them over a LaunchTable, column-wise.
 `pick_definition` chooses, per launch, the first definition of a quantity whose inputs are present: derive.py
 uses it for quantities, ceilings.py for roofs and clocks.
 """
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import re
 from dataclasses import dataclass, field
@@ -20,185 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.data import METRICS_DIR, read_data_toml
-
-# Identity columns an expression may read (everything else is an ncu metric name).
-_IDENTITY_NAMES = {"compute_capability"}
-
-
-
-class Expr:
-    """A parsed expression: knows the metric names it reads and evaluates to a float64 array (NaN = missing)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        try:
-            self._tree = ast.parse(text, mode="eval").body
-        except SyntaxError as exc:  # a catalogue bug, not user input
-            raise ValueError(f"bad catalogue expression {text!r}: {exc}") from exc
-        self.names: list[str] = []
-        self.globs: list[str] = []
-        self._collect(self._tree)
-
-    def _collect(self, node: ast.AST) -> None:
-        if isinstance(node, ast.Call):
-            func = node.func.id if isinstance(node.func, ast.Name) else ""
-            if func == "sum_of":
-                self.globs.append(_string_arg(node))
-                return
-            if func not in {"isnull"}:
-                raise ValueError(f"unknown function {func!r} in {self.text!r}")
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            name = _dotted(node)
-            if name not in _IDENTITY_NAMES and name not in self.names:
-                self.names.append(name)
-            return
-        for child in ast.iter_child_nodes(node):
-            self._collect(child)
-
-    @property
-    def inputs(self) -> list[str]:
-        """What a user must collect for this expression: metric names and globs, in reading order."""
-        return self.names + self.globs
-
-    def evaluate(self, frame: "pd.DataFrame | Columns") -> np.ndarray:
-        columns = as_columns(frame)
-        return np.asarray(_eval(self._tree, columns, columns.n), dtype="float64")
-
-    def missing_counts(self, frame: "pd.DataFrame | Columns", rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For the given row indices, how many inputs are absent or null, and which (bit i: input i): `missing_mask`
-        summed and packed, without the rows x inputs array."""
-        columns = as_columns(frame)
-        count, bits = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
-        masks = [columns.isnan(name) for name in self.names]
-        masks += [np.isnan(columns.sum_of(pattern)) for pattern in self.globs]
-        everywhere = len(rows) == columns.n
-        for i, mask in enumerate(masks):
-            mask = mask if everywhere else mask[rows]
-            count += mask
-            bits |= mask.astype(np.int64) << i
-        return count, bits
-
-    def missing_mask(self, frame: "pd.DataFrame | Columns", rows: np.ndarray | None = None) -> np.ndarray:
-        """True where input i is absent or null (2-D: rows x inputs), for all rows or the given row indices."""
-        columns = as_columns(frame)
-        pick = (lambda a: a) if rows is None else (lambda a: a[rows])
-        cols = [pick(columns.isnan(name)) for name in self.names]
-        cols += [pick(np.isnan(columns.sum_of(pattern))) for pattern in self.globs]
-        count = columns.n if rows is None else len(rows)
-        return np.column_stack(cols) if cols else np.zeros((count, 0), dtype=bool)
-
-
-class Columns:
-    """Float64 arrays of a frame's columns, converted once: every definition reads the same few metrics."""
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self._frame = frame
-        self.n = len(frame)
-        self._names = [c for c in frame.columns if isinstance(c, str)]
-        self._present = set(self._names)
-        self._cache: dict[str, np.ndarray] = {}
-
-    def has(self, name: str) -> bool:
-        """Whether the frame holds the column (a glob is taken as possibly present)."""
-        return "*" in name or name in self._present
-
-    def column(self, name: str) -> np.ndarray:
-        if name not in self._cache:
-            if name in self._present:
-                series = self._frame[name]
-                if series.dtype != "float64":
-                    series = pd.to_numeric(series, errors="coerce")
-                self._cache[name] = series.to_numpy(dtype="float64", na_value=np.nan)
-            else:  # one read-only array of nulls for every metric the frame lacks (a capture lacks hundreds)
-                self._cache[name] = self._absent()
-        return self._cache[name]
-
-    def _absent(self) -> np.ndarray:
-        key = "\x00absent"
-        if key not in self._cache:
-            self._cache[key] = np.full(self.n, np.nan)
-            self._cache[key].flags.writeable = False
-        return self._cache[key]
-
-    def isnan(self, name: str) -> np.ndarray:
-        key = f"\x00isnan:{name}" if name in self._present else "\x00isnan:\x00absent"
-        if key not in self._cache:
-            self._cache[key] = np.isnan(self.column(name))
-        return self._cache[key]
-
-    def holds(self, condition: Expr) -> np.ndarray:
-        """Rows where a definition's condition holds; a condition is evaluated once (definitions share a few)."""
-        key = f"\x00when:{condition.text}"
-        if key not in self._cache:
-            value = np.asarray(condition.evaluate(self), dtype=bool)
-            value.flags.writeable = False
-            self._cache[key] = value
-        return self._cache[key]
-
-    def sum_of(self, pattern: str) -> np.ndarray:
-        """Row-wise sum of the present columns matching the glob; NaN where none has a value."""
-        key = f"\x00sum_of:{pattern}"
-        if key not in self._cache:
-            names = [c for c in self._names if fnmatch.fnmatchcase(c, pattern)]
-            if not names:
-                self._cache[key] = np.full(self.n, np.nan)
-            else:
-                values = np.column_stack([self.column(c) for c in names])
-                present = ~np.isnan(values)
-                self._cache[key] = np.where(present.any(axis=1), np.nansum(values, axis=1), np.nan)
-        return self._cache[key]
-
-
-def as_columns(frame: "pd.DataFrame | Columns") -> Columns:
-    return frame if isinstance(frame, Columns) else Columns(frame)
-
-
-def _string_arg(node: ast.Call) -> str:
-    if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
-        raise ValueError("sum_of takes one string")
-    return node.args[0].value
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    raise ValueError(f"not a name: {ast.dump(node)}")
-
-
-_BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide}
-_CMPOPS = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
-           ast.Gt: np.greater, ast.GtE: np.greater_equal}
-
-
-def _eval(node: ast.AST, frame: Columns, n: int):
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return float(node.value)
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        return frame.column(_dotted(node))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            result = _BINOPS[type(node.op)](_eval(node.left, frame, n), _eval(node.right, frame, n))
-        return np.where(np.isinf(result), np.nan, result)  # a division by zero or an overflow is no value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_eval(node.operand, frame, n)
-    if isinstance(node, ast.Call):
-        if node.func.id == "sum_of":  # type: ignore[attr-defined]
-            return frame.sum_of(_string_arg(node))
-        value = _eval(node.args[0], frame, n)
-        return np.broadcast_to(np.isnan(value), (n,))
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
-        left, right = _eval(node.left, frame, n), _eval(node.comparators[0], frame, n)
-        return np.broadcast_to(_CMPOPS[type(node.ops[0])](left, right), (n,))
-    if isinstance(node, ast.BoolOp):
-        parts = [np.asarray(_eval(v, frame, n), dtype=bool) for v in node.values]
-        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-        result = parts[0]
-        for part in parts[1:]:
-            result = combine(result, part)
-        return result
-    raise ValueError(f"unsupported expression element: {ast.dump(node)}")
+from .expressions import ALL, Columns, Expr, as_columns, uniform_mask
 
 
 @dataclass(frozen=True)
@@ -304,55 +124,122 @@ class Pick:
     flags: list[tuple[np.ndarray, str]]
 
     def def_ids(self, defs: list[Definition]) -> pd.Categorical:
-        return pd.Categorical.from_codes(self.def_codes, categories=[d.id for d in defs])
+        # codes made here, from -1 to len(defs) - 1: no need to check them again per launch
+        return pd.Categorical.from_codes(self.def_codes, dtype=_ids_dtype(tuple(d.id for d in defs)), validate=False)
+
+
+@cache
+def _ids_dtype(ids: tuple[str, ...]) -> pd.CategoricalDtype:
+    """A quantity's definition ids as a category type, made once (building it per call costs more than the rest
+    of a small report's pick)."""
+    return pd.CategoricalDtype(list(ids))
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _within(rows: "np.ndarray | slice", mask: "bool | np.ndarray") -> "np.ndarray | slice":
+    """The rows of `rows` where `mask` (one bool, or one per row of the frame) holds: `rows` itself when it holds
+    on all of them, so that a caller can tell an unchanged set by identity."""
+    if isinstance(mask, bool):
+        return rows if mask else _NO_ROWS
+    picked = mask if rows is ALL else mask[rows]
+    if picked.all():
+        return rows
+    return np.flatnonzero(picked) if rows is ALL else rows[picked]
+
+
+def _count(rows: "np.ndarray | slice", n: int) -> int:
+    return n if rows is ALL else len(rows)
 
 
 def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
-                    allowed: dict[str, np.ndarray] | None = None) -> Pick:
+                    allowed: dict[str, bool | np.ndarray] | None = None, *, uniform: bool = True) -> Pick:
     """Per row, the value of the first applicable definition whose inputs are all present.
 
-    `allowed` maps a definition id to a row mask restricting where it may be used (roofs that must match how the
-    traffic was measured).
+    `allowed` maps a definition id to a row mask (or one bool for every row) restricting where it may be used
+    (roofs that must match how the traffic was measured).
+
+    Most quantities resolve the same way on every launch of a capture (the same metrics were collected for all, or
+    none): a definition whose input is absent everywhere is passed over without being evaluated, masks on which
+    every row agrees stay one bool, and the closest definition is kept as one value while every unresolved row
+    shares it. Per-row work is left for the rows that differ. `uniform=False` does all of it per row (the
+    reference the shortcuts are tested against); both give the same Pick.
     """
     columns = as_columns(frame)
     n = columns.n
     values = np.full(n, np.nan)
-    def_codes = np.full(n, -1, dtype=np.int64)
-    best_missing = np.full(n, np.iinfo(np.int64).max)
-    best_key = np.full(n, -1, dtype=np.int64)
+    def_codes = np.full(n, -1, dtype=np.int8 if len(defs) < 127 else np.int64)  # what a Categorical keeps
     flags: list[tuple[np.ndarray, str]] = []
+    # Rows still without a value, and for them the definition that came closest (fewest missing inputs): one
+    # value while all of those rows share it, else one per row of the frame (read on the open rows only).
+    open_rows: np.ndarray | slice = ALL if n else _NO_ROWS
+    best_missing: object = np.iinfo(np.int64).max
+    best_key: object = -1
+    if not uniform:
+        best_missing, best_key = np.full(n, best_missing, dtype=np.int64), np.full(n, best_key, dtype=np.int64)
     for index, definition in enumerate(defs):
-        usable = definition.applies(columns)
-        if allowed is not None and definition.id in allowed:
-            usable = usable & allowed[definition.id]
-        if not usable.any():
+        usable = True if definition.when is None else columns.holds(definition.when, uniform=uniform)
+        if allowed is not None and definition.id in allowed and usable is not False:
+            mask = allowed[definition.id]
+            if isinstance(mask, bool) and not uniform:
+                mask = np.full(n, mask)
+            if isinstance(mask, bool):
+                usable = usable if mask else False
+            else:
+                usable = mask if usable is True else usable & mask
+                usable = uniform_mask(usable) if uniform else usable
+        if not n or not (usable if isinstance(usable, bool) else usable.any()):
             continue
-        result = definition.expr.evaluate(columns)
-        take = usable & np.isnan(values) & ~np.isnan(result)
-        values[take] = result[take]
-        def_codes[take] = index
+        rows = _within(open_rows, usable)
+        take: np.ndarray | slice = _NO_ROWS
+        left = rows
+        if _count(rows, n) and not (uniform and definition.expr.null_everywhere(columns)):
+            result = definition.expr.evaluate(columns)
+            null = np.isnan(result)
+            take, left = _within(rows, ~null), _within(rows, null)
+            values[take] = result[take]
+            def_codes[take] = index
+            if _count(take, n):
+                open_rows = left if rows is open_rows else _within(open_rows, np.isnan(values))
         if definition.flag:
-            flags.append((take, definition.flag))
-        # Remember, for rows still without a value, the definition that came closest (fewest missing inputs).
-        rows = np.flatnonzero(usable & np.isnan(values))
-        if rows.size == 0:
+            taken = np.zeros(n, dtype=bool)
+            taken[take] = True
+            flags.append((taken, definition.flag))
+        if not _count(left, n):
             continue
-        absent, bits = definition.expr.missing_counts(columns, rows)
+        absent, bits = definition.expr.missing_counts(columns, left, uniform=uniform)
         # Ties go to the totals form. Flagged fallbacks are not what a user should collect: one is named only where
         # no other definition applies to the architecture (Volta's tensor-pipe count, say).
         count = absent * 2 + definition.is_rate_form + (1 << 20 if definition.flag else 0)
-        closer = count < best_missing[rows]
-        best_missing[rows[closer]] = count[closer]
-        best_key[rows[closer]] = index * (1 << 32) + bits[closer]
-    missing_codes, missing_texts = _missing_text(defs, best_key, np.isnan(values))
+        key = index * (1 << 32) + bits
+        if isinstance(best_missing, int) and isinstance(count, int) and left is open_rows:
+            if count < best_missing:
+                best_missing, best_key = count, key
+            continue
+        if isinstance(best_missing, int):  # the rows part ways: one value per row from here on
+            best_missing = np.full(n, best_missing, dtype=np.int64)
+            best_key = np.full(n, best_key, dtype=np.int64)
+        closer = count < best_missing[left]  # type: ignore[index]
+        closer_rows = np.flatnonzero(closer) if left is ALL else left[closer]  # type: ignore[index]
+        best_missing[closer_rows] = count[closer] if isinstance(count, np.ndarray) else count  # type: ignore[index]
+        best_key[closer_rows] = key[closer] if isinstance(key, np.ndarray) else key  # type: ignore[index]
+    missing_codes, missing_texts = _missing_text(defs, best_key, open_rows, n)
     return Pick(values, def_codes, missing_codes, missing_texts, flags)
 
 
-def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    codes = np.zeros(len(keys), dtype=np.int64)
-    if not unresolved.any():
+def _missing_text(defs: list[Definition], keys: "int | np.ndarray", unresolved: "np.ndarray | slice",
+                  n: int) -> tuple[np.ndarray, list[str]]:
+    """Per row, a code into the texts saying what the closest definition lacked (`keys`: definition index << 32
+    | its missing-input bits, one for all `unresolved` rows or one per row)."""
+    codes = np.zeros(n, dtype=np.int64)
+    if not _count(unresolved, n):
         return codes, [""]
-    inverse, uniques = pd.factorize(keys[unresolved], sort=True)
+    if isinstance(keys, int):
+        uniques = [keys]
+    else:
+        inverse, uniques = pd.factorize(keys[unresolved], sort=True)
+        codes[unresolved] = inverse
     texts = []
     for key in uniques:
         if key < 0:
@@ -363,7 +250,6 @@ def _missing_text(defs: list[Definition], keys: np.ndarray, unresolved: np.ndarr
         names = [name for i, name in enumerate(definition.expr.inputs) if bits >> i & 1]
         texts.append(f"needs {', '.join(names)}" if names
                      else f"{definition.id} gave no finite value (division by zero?)")
-    codes[unresolved] = inverse
     return codes, texts
 
 

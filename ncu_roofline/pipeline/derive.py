@@ -24,8 +24,9 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
-from .catalogue import Catalogue, Columns, as_columns, pick_definition
+from .catalogue import Catalogue, pick_definition
 from .codes import sorted_codes
+from .expressions import Columns, as_columns
 
 
 @dataclass(frozen=True)
@@ -56,43 +57,45 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
         missing = np.isnan(picked.values)
-        # a counted quantity that a whole capture lacks is a run note (`Gap`), not a note on every launch
-        wide = _everywhere(missing, sources) if quantity in COUNTED_COLUMNS and gaps is not None \
-            else np.zeros(len(frame), dtype=bool)
-        notes.add_coded(missing & ~wide, picked.missing_codes,
-                        [f"missing {quantity} ({text})" for text in picked.missing_texts])
-        if quantity in WORK_COLUMNS:
-            local_missing |= missing & ~wide
-        for code in np.unique(sources[wide]):
-            rows = wide & (sources == code)
-            common = np.bincount(picked.missing_codes[rows]).argmax()
-            text = picked.missing_texts[common]
-            needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
-            launches = int(weight[rows].sum())  # a row may stand for several launches (summary, by-name sums)
-            gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
+        if missing.any():  # most quantities: every launch has them, nothing to note
+            # a counted quantity that a whole capture lacks is a run note (`Gap`), not a note on every launch
+            wide = _everywhere(missing, sources) if quantity in COUNTED_COLUMNS and gaps is not None \
+                else np.zeros(len(frame), dtype=bool)
+            notes.add_coded(missing & ~wide, picked.missing_codes,
+                            [f"missing {quantity} ({text})" for text in picked.missing_texts])
+            if quantity in WORK_COLUMNS:
+                local_missing |= missing & ~wide
+            for code in np.unique(sources[wide]):
+                rows = wide & (sources == code)
+                common = np.bincount(picked.missing_codes[rows]).argmax()
+                text = picked.missing_texts[common]
+                needs = tuple(text.removeprefix("needs ").split(", ")) if text.startswith("needs ") else ()
+                launches = int(weight[rows].sum())  # a row may stand for several launches (summary, by-name sums)
+                gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
-    derived = pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
-    work = derived[list(WORK_COLUMNS)].to_numpy()
+    work = np.vstack([out[column] for column in WORK_COLUMNS]).T  # launches x precisions, a column each: fast sums
     known = ~np.isnan(work)
     known_sum = np.nansum(work, axis=1)
     partial = ~known.all(axis=1)
     # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
     # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0. Precisions the
     # whole capture lacks are said once for the run, not on every launch.
-    derived["flop_total"] = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    flop_total = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    out["flop_total"] = flop_total
     notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
-            ai = derived["flop_total"].to_numpy() / derived[bytes_column(level)].to_numpy()
-            derived[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
-        rate = derived["flop_total"].to_numpy() / derived["time_s"].to_numpy()
-        derived["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
-    _flag_byte_order(derived, notes)
-    return pd.concat([derived, derive_tensor_types(columns, catalogue, frame.index)], axis=1)
+            ai = flop_total / out[bytes_column(level)]
+            out[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
+        rate = flop_total / out["time_s"]
+        out["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
+    _flag_byte_order(out, notes)
+    out.update(derive_tensor_types(columns, catalogue))
+    return pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
 
 
-def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index) -> pd.DataFrame:
+def derive_tensor_types(columns: Columns, catalogue: Catalogue) -> dict[str, object]:
     """Tensor FLOPs per input type (`flop_tensor_<type>` and its `def_*`), where the capture splits them.
 
     Silent where it does not: most captures count the tensor pipe as a whole (`flop_tensor`), which stays the
@@ -104,7 +107,7 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue, index: pd.Index)
         picked = pick_definition(columns, defs)
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
-    return pd.DataFrame(out, index=index, copy=False)
+    return out
 
 
 def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -118,15 +121,17 @@ def _everywhere(mask: np.ndarray, groups: np.ndarray) -> np.ndarray:
     if not len(mask):
         return mask
     size = int(groups.max()) + 1
+    if size == 1:  # one capture: one answer for all its rows
+        return np.full(len(mask), bool(mask.all()))
     hits = np.bincount(groups, weights=mask.astype("float64"), minlength=size)
     return (hits == np.bincount(groups, minlength=size))[groups]
 
 
-def _flag_byte_order(derived: pd.DataFrame, notes: StatusNotes) -> None:
+def _flag_byte_order(derived: dict[str, object], notes: StatusNotes) -> None:
     """More traffic nearer the cores is the norm: bytes at a level >= bytes one level out (L1 >= L2 >= DRAM).
     Compared on bytes, so the check runs whether or not FLOPs were counted. Flag violations, never fix them
     (docs/status.md says what they usually mean)."""
     with np.errstate(invalid="ignore"):
         for near, far in reversed(LEVEL_PARENTS):
-            notes.add(derived[bytes_column(near)].to_numpy() < derived[bytes_column(far)].to_numpy() * (1 - 1e-9),
+            notes.add(derived[bytes_column(near)] < derived[bytes_column(far)] * (1 - 1e-9),  # type: ignore[operator]
                       f"bytes_order {near}<{far}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import shlex
-import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -113,7 +112,7 @@ def _load_cached(path: str) -> tuple[GpuSpec, ...]:
         raise InputError(path, "GPU ceiling table not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, f"cannot read GPU ceiling table: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # tomllib.TOMLDecodeError (imported only where the table is parsed, not per run)
         raise InputError(path, f"not valid TOML: {exc}") from None
     unknown = set(data) - {"schema_version", "gpu"}
     if unknown or data.get("schema_version") != 1:
