@@ -87,9 +87,10 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
                                index=kept.index) for p in PRECISIONS])
     traffic = _joined([pd.Series([f"{display(lv)} {format_si(v, 'B')}" for v in _numbers(kept, bytes_column(lv))], index=kept.index) for lv in LEVELS])
     binding = []
-    for key, row in zip(kept["bound"], kept.itertuples(index=False)):  # ≤ 2×top rows: the drawn ones only
+    peaks = {peak: list(kept[peak]) for peak in dict.fromkeys(t.peak for t in ALL_TERMS) if peak in kept}
+    for i, key in enumerate(kept["bound"]):  # ≤ 2×top rows: the drawn ones only
         term = _TERMS.get(key) if isinstance(key, str) else None
-        value = getattr(row, term.peak, None) if term is not None else None
+        value = peaks[term.peak][i] if term is not None and term.peak in peaks else None
         unit = "FLOP/s" if term is not None and term.kind == "compute" else "B/s"
         own = format_si(value, unit)
         if term is not None and key in drawn_roofs:
