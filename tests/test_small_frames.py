@@ -1,0 +1,85 @@
+"""The chart's few-row tables read without pandas' per-call machinery (render/chart/vegalite.records,
+render/chart/layout.off_scale_ranks) give what pandas' own `to_dict` and `groupby` give."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ncu_roofline.render.chart.layout import OUTLIER_GAP_DECADES, OUTLIER_SHARE, off_scale_ranks
+from ncu_roofline.render.chart.vegalite import records
+
+
+def _json_value(value):
+    """What a JSON row may hold for a value: None for every missing or non-finite one, Python numbers."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def test_records_are_pandas_rows_as_json_values():
+    frame = pd.DataFrame({
+        "label": pd.array(["a", None, "c"], dtype="string"),
+        "x": [1.5, np.nan, np.inf],
+        "n": np.array([1, 2, 3], dtype=np.int64),
+        "maybe": pd.array([1, None, 3], dtype="Int64"),
+        "flag": [True, False, True],
+        "mixed": pd.Series([np.float64(2.5), None, "text"], dtype=object),
+        "level": pd.Categorical(["DRAM", "L2", "DRAM"]),
+        "when": pd.to_datetime(["2026-01-01", None, "2026-01-03"]),
+        7: ["seven", "eight", "nine"],  # a column name that is no string
+    })
+    expected = [{str(k): _json_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    got = records(frame)
+    assert got == expected
+    assert [list(row) for row in got] == [[str(c) for c in frame.columns]] * 3  # keys in column order
+    assert got[1]["x"] is None and got[2]["x"] is None and got[1]["maybe"] is None and got[1]["when"] is None
+    assert type(got[0]["n"]) is int and type(got[0]["x"]) is float and type(got[0]["flag"]) is bool
+
+
+def test_records_of_empty_frames():
+    assert records(pd.DataFrame(columns=["a", "b"])) == []
+    assert records(pd.DataFrame(index=range(2))) == [{}, {}]  # rows without columns, as to_dict gives them
+
+
+def _reference_off_scale(points: pd.DataFrame) -> list[int]:
+    """The outlier rule written out: per kernel its highest FLOP/s and its lowest and highest intensity (pandas'
+    groupby); a kernel is off the axes when a gap of more than OUTLIER_GAP_DECADES separates it, at the end it
+    sits, from the rest, among at most OUTLIER_SHARE of the kernels (those with an unknown value counted, never
+    across a gap)."""
+    per = points.groupby("rank").agg(y=("flop_per_s", "max"), lo=("ai", "min"), hi=("ai", "max"))
+    out = set()
+    for column, low in (("y", True), ("lo", True), ("hi", False)):
+        known = sorted(((math.log10(v), r) for r, v in per[column].items() if not math.isnan(v)), reverse=not low)
+        logs = known + [(math.nan, r) for r, v in per[column].items() if math.isnan(v)]  # unknown: last, no gap
+        for i in range(min(int(len(logs) * OUTLIER_SHARE), len(logs) - 1)):
+            if abs(logs[i + 1][0] - logs[i][0]) > OUTLIER_GAP_DECADES:
+                out.update(r for _, r in logs[: i + 1])
+    return sorted(out)
+
+
+def test_a_kernel_far_from_the_others_is_off_the_axes():
+    # 20 kernels at intensities 1..20 FLOP/byte (two levels each, in no particular order), one at 1e6: 4.7 decades
+    # past the rest, one kernel of 21 (within the 10 % share)
+    rows = [(rank, ai * k, 1e12) for rank, ai in enumerate(range(1, 21), start=1) for k in (1.0, 1.5)]
+    rows += [(21, 1e6, 1e12)]
+    points = pd.DataFrame(rows[::-1], columns=["rank", "ai", "flop_per_s"])
+    assert off_scale_ranks(points) == [21] == _reference_off_scale(points)
+
+
+def test_off_scale_ranks_agree_with_the_groupby_rule_on_random_points():
+    rng = np.random.default_rng(7)
+    for case in range(200):
+        kernels = int(rng.integers(1, 40))
+        ranks = rng.integers(1, kernels + 1, size=int(rng.integers(1, 3 * kernels + 2)))
+        ai = 10 ** rng.normal(0, rng.choice([0.5, 2.0, 4.0]), size=len(ranks))
+        flops = 10 ** rng.normal(12, rng.choice([0.3, 2.0]), size=len(ranks))
+        ai[rng.random(len(ranks)) < 0.05] = np.nan  # a level without its intensity now and then
+        points = pd.DataFrame({"rank": ranks, "ai": ai, "flop_per_s": flops})
+        assert off_scale_ranks(points) == _reference_off_scale(points), case
