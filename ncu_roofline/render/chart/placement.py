@@ -253,16 +253,17 @@ class Board:
     def first_free(self, quads: np.ndarray, margin: float = 1.0) -> int | None:
         """Index of the first of `quads` (k×4×2) that `free` takes, or None: the answer of trying them one by one,
         each against the obstacles in its cells of the grid (in a crowd most spots meet an obstacle at once)."""
-        if not len(quads):
-            return None
-        upright = _upright(quads).tolist()
-        for i, rows in enumerate(quads.tolist()):
-            if upright[i]:
-                (x0, y0), _, (x1, y1), _ = rows
-                if self._free_upright(x0, y0, x1, y1, margin):
+        start = 0  # the first 8 spots made plain floats first, the rest only if need be (a roof label has 96)
+        for stop in (min(len(quads), 8), len(quads)):
+            chunk, upright = quads[start:stop], _upright(quads[start:stop]).tolist()
+            for i, rows in enumerate(chunk.tolist(), start=start):
+                if upright[i - start]:
+                    (x0, y0), _, (x1, y1), _ = rows
+                    if self._free_upright(x0, y0, x1, y1, margin):
+                        return i
+                elif self._free_turned(rows, margin):
                     return i
-            elif self._free_turned(rows, margin):
-                return i
+            start = stop
         return None
 
     def take_upright(self, x0: float, y0: float, x1: float, y1: float) -> None:
