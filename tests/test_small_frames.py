@@ -83,3 +83,31 @@ def test_off_scale_ranks_agree_with_the_groupby_rule_on_random_points():
         ai[rng.random(len(ranks)) < 0.05] = np.nan  # a level without its intensity now and then
         points = pd.DataFrame({"rank": ranks, "ai": ai, "flop_per_s": flops})
         assert off_scale_ranks(points) == _reference_off_scale(points), case
+
+
+def test_boxes_are_their_corner_arithmetic_to_the_bit():
+    """Each corner is its centre plus the turned half sizes, in this order, in plain floats: what a box's corners
+    are one at a time and in any company (the placements compare them exactly)."""
+    from ncu_roofline.render.chart.placement import box, boxes
+
+    rng = np.random.default_rng(3)
+    for case in range(500):
+        n = int(rng.integers(1, 30))
+        cx, cy = rng.normal(300, 300, n), rng.normal(200, 300, n)
+        scalar = case % 3 == 0
+        w = float(rng.uniform(0, 200)) if scalar else rng.uniform(0, 200, n)
+        h = float(rng.uniform(0, 30)) if scalar else rng.uniform(0, 30, n)
+        degrees = float(rng.choice([0.0, 90.0, -45.0, 180.0, rng.uniform(-180, 180)]))
+        a = math.radians(degrees)
+        ux, uy, vx, vy = math.cos(a), -math.sin(a), math.sin(a), math.cos(a)
+        got = boxes(cx, cy, w, h, degrees)
+        assert got.shape == (n, 4, 2)
+        for k in range(n):
+            wk, hk = (w, h) if scalar else (float(w[k]), float(h[k]))
+            want = [[float(cx[k]) + sx * wk / 2 * ux + sy * hk / 2 * vx,
+                     float(cy[k]) + sx * wk / 2 * uy + sy * hk / 2 * vy]
+                    for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+            assert got[k].tolist() == want, (case, k)
+            assert box(float(cx[k]), float(cy[k]), wk, hk, degrees).tolist() == want
+    # at 0 degrees the corners are exactly the centre ± half the size
+    assert box(10.0, 20.0, 7.0, 3.0).tolist() == [[6.5, 18.5], [13.5, 18.5], [13.5, 21.5], [6.5, 21.5]]

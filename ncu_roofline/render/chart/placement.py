@@ -90,14 +90,13 @@ def boxes(cx: np.ndarray, cy: np.ndarray, w: float | np.ndarray, h: float | np.n
     a = math.radians(degrees)
     ux, uy = math.cos(a), -math.sin(a)  # along the text
     vx, vy = math.sin(a), math.cos(a)  # down the text
-    out = np.empty((len(cx), 4, 2))
-    for i, (sx, sy) in enumerate(_CORNERS):
-        out[:, i, 0] = cx + sx * w / 2 * ux + sy * h / 2 * vx
-        out[:, i, 1] = cy + sx * w / 2 * uy + sy * h / 2 * vy
-    return out
+    # corner (sx, sy) at cx + sx * w / 2 * ux + sy * h / 2 * vx: the same floats as sx * (w / 2 * ux) for sx = ±1
+    w2, h2, cx, cy = (np.asarray(v, dtype=float).reshape(-1, 1) for v in (w / 2, h / 2, cx, cy))
+    return np.stack([cx + _SX * (w2 * ux) + _SY * (h2 * vx), cy + _SX * (w2 * uy) + _SY * (h2 * vy)], axis=-1)
 
 
 _CORNERS = ((-1, -1), (1, -1), (1, 1), (-1, 1))  # top left, top right, bottom right, bottom left (upright)
+_SX, _SY = np.array(_CORNERS, dtype=float).T
 
 
 def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
