@@ -111,3 +111,25 @@ def test_boxes_are_their_corner_arithmetic_to_the_bit():
             assert box(float(cx[k]), float(cy[k]), wk, hk, degrees).tolist() == want
     # at 0 degrees the corners are exactly the centre ± half the size
     assert box(10.0, 20.0, 7.0, 3.0).tolist() == [[6.5, 18.5], [13.5, 18.5], [13.5, 21.5], [6.5, 21.5]]
+
+
+def test_bandwidths_are_bytes_over_time_where_the_time_is_positive():
+    from ncu_roofline.core.vocabulary import LEVELS, bytes_column
+    from ncu_roofline.render.chart.memory_panel import bandwidths
+
+    rng = np.random.default_rng(5)
+    for case in range(100):
+        n = int(rng.integers(0, 12))
+        table = pd.DataFrame({"time_s": rng.choice([0.0, -1.0, np.nan, 1e-6, 2e-3, 3.3e-5], n)},
+                             index=rng.permutation(100)[:n])  # labels, not positions
+        present = [level for level in LEVELS if rng.random() < 0.8]
+        for level in present:
+            table[bytes_column(level)] = rng.choice([np.nan, 0.0, 1e6, 3.5e9, 7.77e7], n)
+        got = bandwidths(table)
+        assert list(got.columns) == list(LEVELS) and list(got.index) == list(table.index)
+        for label, row in table.iterrows():
+            for level in LEVELS:
+                t, b = row["time_s"], row.get(bytes_column(level), math.nan)
+                want = b / t if t > 0 and not math.isnan(b) else math.nan
+                value = got.at[label, level]
+                assert (math.isnan(want) and math.isnan(value)) or value == want, (case, label, level)

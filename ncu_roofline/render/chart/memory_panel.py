@@ -62,13 +62,13 @@ class MemoryPanel:
 def bandwidths(table: pd.DataFrame) -> pd.DataFrame:
     """Achieved bytes/s per level (one column per level), from the summed bytes over the summed time; NaN where
     either is unknown or the time is not positive."""
-    time_s = pd.to_numeric(table["time_s"], errors="coerce").astype(float)
+    time_s = pd.to_numeric(table["time_s"], errors="coerce").astype(float).to_numpy()
     out = {}
     for level in LEVELS:
-        traffic = (pd.to_numeric(table[bytes_column(level)], errors="coerce").astype(float)
-                   if bytes_column(level) in table else pd.Series(np.nan, index=table.index))
+        traffic = (pd.to_numeric(table[bytes_column(level)], errors="coerce").astype(float).to_numpy()
+                   if bytes_column(level) in table else np.full(len(table), np.nan))
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[level] = (traffic / time_s).where(time_s > 0)
+            out[level] = np.where(time_s > 0, traffic / time_s, np.nan)  # in numpy: a few rows, three levels
     return pd.DataFrame(out, index=table.index)
 
 
