@@ -96,3 +96,25 @@ def test_text_it_does_not_read_is_handed_on_as_it_is():
     assert lighter_clips("not svg <") == "not svg <"
     plain = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="5" height="5"/></svg>'
     assert lighter_clips(plain) == plain
+
+
+# The same plot with what Vega writes for a screen reader on its marks: none of it is drawn.
+ARIA_SVG = SVG.replace('<path d="M40,40L70,40', '<path role="graphics-symbol" aria-roledescription="square" '
+                       'aria-label="kernel: gemm; time: 1.2 ms" d="M40,40L70,40').replace(
+    '<g clip-path="url(#clip1)">', '<g clip-path="url(#clip1)" role="graphics-object" aria-hidden="true">')
+
+
+def test_what_only_a_screen_reader_reads_is_left_out():
+    out = lighter_clips(ARIA_SVG)
+    assert "aria-" not in out and "role=" not in out
+    assert 'fill="#00aa00"' in out  # the mark itself stays
+
+
+def test_the_accessibility_attributes_draw_nothing():
+    """resvg's own PNG of the SVG with and without them: the same bytes (so leaving them out changes no pixel)."""
+    vl_convert = pytest.importorskip("vl_convert")
+    stripped = re.sub(r' (?:aria-[a-z]+|role)="[^"]*"', "", ARIA_SVG)
+    assert stripped != ARIA_SVG and stripped == SVG
+    assert vl_convert.svg_to_png(ARIA_SVG, scale=2.0) == vl_convert.svg_to_png(SVG, scale=2.0)
+    assert vl_convert.svg_to_png(lighter_clips(ARIA_SVG), scale=2.0) == vl_convert.svg_to_png(lighter_clips(SVG),
+                                                                                              scale=2.0)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ...core.kernel_labels import table_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, ai_column
 from ...pipeline.totals import sol_complete
 from ..text.fit import Col, fit_table
 from ..text.numbers import (
@@ -54,7 +54,12 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
 
     from ...pipeline.limiter import ncu_mark
 
-    complete = sol_complete(kernels.head(top)).tolist()
+    shown = kernels.head(top)
+    complete = sol_complete(shown).tolist()
+    # the columns read below: `itertuples` of the whole kernel table would build a tuple of every column
+    read = ("rank", "kernel_name", "launches", "time_s", "time_share", "flop_per_s", ai_column("dram"), "bound",
+            "roofline_fraction", "headroom_s", APP_TIME, APP_HEADROOM, "limiter", "limiter_ncu")
+    shown = shown[[column for column in dict.fromkeys(read) if column in shown]]
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         pct(row.time_share), fmt_si(row.flop_per_s, "FLOP/s"),
@@ -66,7 +71,7 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
           else ()),
         limiter_word(getattr(row, "limiter", None)) + ncu_mark(getattr(row, "limiter", None),
                                                                getattr(row, "limiter_ncu", None)),
-    ] for row, done in zip(kernels.head(top).itertuples(index=False), complete)]
+    ] for row, done in zip(shown.itertuples(index=False), complete)]
 
 
 def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "", width: int = 120,

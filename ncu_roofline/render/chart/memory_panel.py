@@ -62,13 +62,13 @@ class MemoryPanel:
 def bandwidths(table: pd.DataFrame) -> pd.DataFrame:
     """Achieved bytes/s per level (one column per level), from the summed bytes over the summed time; NaN where
     either is unknown or the time is not positive."""
-    time_s = pd.to_numeric(table["time_s"], errors="coerce").astype(float)
+    time_s = pd.to_numeric(table["time_s"], errors="coerce").astype(float).to_numpy()
     out = {}
     for level in LEVELS:
-        traffic = (pd.to_numeric(table[bytes_column(level)], errors="coerce").astype(float)
-                   if bytes_column(level) in table else pd.Series(np.nan, index=table.index))
+        traffic = (pd.to_numeric(table[bytes_column(level)], errors="coerce").astype(float).to_numpy()
+                   if bytes_column(level) in table else np.full(len(table), np.nan))
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[level] = (traffic / time_s).where(time_s > 0)
+            out[level] = np.where(time_s > 0, traffic / time_s, np.nan)  # in numpy: a few rows, three levels
     return pd.DataFrame(out, index=table.index)
 
 
@@ -131,6 +131,13 @@ def panel_labels(plot: Plot, peaks: dict[str, float], colours: dict[str, str], x
                  size: float = PANEL_POINT_SIZE) -> pd.DataFrame:
     """Roof labels placed on `plot` just above (else below) their line, clear of the points (xs, ys in data
     coordinates, all of area `size`) and of each other; a roof with no free place goes unlabelled."""
+    return pd.DataFrame(panel_label_rows(plot, peaks, colours, xs, ys, size), columns=LABEL_COLUMNS)
+
+
+def panel_label_rows(plot: Plot, peaks: dict[str, float], colours: dict[str, str], xs: np.ndarray, ys: np.ndarray,
+                     size: float = PANEL_POINT_SIZE) -> list[dict]:
+    """`panel_labels` as JSON rows (plain strings and floats): what the page's other plot sizes carry, without a
+    frame made and taken apart again for each."""
     px, py = plot.to_px(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
     radius = 0.62 * np.sqrt(size) + 1.5
     board = Board(plot, [(x, y, radius) for x, y in zip(px, py)])
@@ -143,7 +150,7 @@ def panel_labels(plot: Plot, peaks: dict[str, float], colours: dict[str, str], x
             x, y = plot.to_data(spot[0], spot[1])
             rows.append({"roof": display(level), "label": roof_text(level, peak), "x": x, "y": y,
                          "colour": colours[display(level)]})
-    return pd.DataFrame(rows, columns=LABEL_COLUMNS)
+    return rows
 
 
 def memory_panel(table: pd.DataFrame, peaks: dict[str, float], colours: dict[str, str],
@@ -169,8 +176,8 @@ def fits_under(panel: MemoryPanel, plot_width: int) -> bool:
 def labels_at(panel: MemoryPanel, colours: dict[str, str], width: int) -> list[dict]:
     """The panel's roof labels placed for another width (the page's plot sizes): JSON rows."""
     plot = Plot(width, PANEL_HEIGHT_PX, panel.x_domain, panel.y_domain, x_log=False)
-    return vl.records(panel_labels(plot, panel.peaks, colours, panel.points["x"].to_numpy(),
-                                   panel.points["bytes_per_s"].to_numpy()))
+    return panel_label_rows(plot, panel.peaks, colours, panel.points["x"].to_numpy(),
+                            panel.points["bytes_per_s"].to_numpy())
 
 
 def slot_axis(ticks: list[str], title: str | None, **more: object) -> dict:

@@ -90,14 +90,13 @@ def boxes(cx: np.ndarray, cy: np.ndarray, w: float | np.ndarray, h: float | np.n
     a = math.radians(degrees)
     ux, uy = math.cos(a), -math.sin(a)  # along the text
     vx, vy = math.sin(a), math.cos(a)  # down the text
-    out = np.empty((len(cx), 4, 2))
-    for i, (sx, sy) in enumerate(_CORNERS):
-        out[:, i, 0] = cx + sx * w / 2 * ux + sy * h / 2 * vx
-        out[:, i, 1] = cy + sx * w / 2 * uy + sy * h / 2 * vy
-    return out
+    # corner (sx, sy) at cx + sx * w / 2 * ux + sy * h / 2 * vx: the same floats as sx * (w / 2 * ux) for sx = ±1
+    w2, h2, cx, cy = (np.asarray(v, dtype=float).reshape(-1, 1) for v in (w / 2, h / 2, cx, cy))
+    return np.stack([cx + _SX * (w2 * ux) + _SY * (h2 * vx), cy + _SX * (w2 * uy) + _SY * (h2 * vy)], axis=-1)
 
 
 _CORNERS = ((-1, -1), (1, -1), (1, 1), (-1, 1))  # top left, top right, bottom right, bottom left (upright)
+_SX, _SY = np.array(_CORNERS, dtype=float).T
 
 
 def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
@@ -253,16 +252,17 @@ class Board:
     def first_free(self, quads: np.ndarray, margin: float = 1.0) -> int | None:
         """Index of the first of `quads` (k×4×2) that `free` takes, or None: the answer of trying them one by one,
         each against the obstacles in its cells of the grid (in a crowd most spots meet an obstacle at once)."""
-        if not len(quads):
-            return None
-        upright = _upright(quads).tolist()
-        for i, rows in enumerate(quads.tolist()):
-            if upright[i]:
-                (x0, y0), _, (x1, y1), _ = rows
-                if self._free_upright(x0, y0, x1, y1, margin):
+        start = 0  # the first 8 spots made plain floats first, the rest only if need be (a roof label has 96)
+        for stop in (min(len(quads), 8), len(quads)):
+            chunk, upright = quads[start:stop], _upright(quads[start:stop]).tolist()
+            for i, rows in enumerate(chunk.tolist(), start=start):
+                if upright[i - start]:
+                    (x0, y0), _, (x1, y1), _ = rows
+                    if self._free_upright(x0, y0, x1, y1, margin):
+                        return i
+                elif self._free_turned(rows, margin):
                     return i
-            elif self._free_turned(rows, margin):
-                return i
+            start = stop
         return None
 
     def take_upright(self, x0: float, y0: float, x1: float, y1: float) -> None:

@@ -60,7 +60,7 @@ def _known_text(series: pd.Series) -> pd.Series:
     return text.where(text.notna() & (text.str.strip() != ""), "—").astype(str)
 
 
-def _joined(parts: list[pd.Series]) -> list[str]:
+def _joined(parts: list[list[str]]) -> list[str]:
     return [" · ".join(p for p in row if p) or "—" for row in zip(*parts)]
 
 
@@ -81,15 +81,18 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
     drawn_roofs = drawn_roofs or {}
     total = pd.to_numeric(kept["flop_total"], errors="coerce")
     flop = {p: _numbers(kept, flop_column(p)) for p in PRECISIONS}
-    mix = _joined([pd.Series([f"{display(p)} {pct(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)],
-                             index=kept.index) for p in PRECISIONS])
-    flops = _joined([pd.Series([f"{display(p)} {format_si(v, 'FLOP')}" if v > 0 else "" for v in flop[p].fillna(0)],
-                               index=kept.index) for p in PRECISIONS])
-    traffic = _joined([pd.Series([f"{display(lv)} {format_si(v, 'B')}" for v in _numbers(kept, bytes_column(lv))], index=kept.index) for lv in LEVELS])
+    # plain lists per precision and level, joined row by row (a Series for each would cost more than its texts)
+    mix = _joined([[f"{display(p)} {pct(v)}" if v > 0 else "" for v in (flop[p] / total).fillna(0)]
+                   for p in PRECISIONS])
+    flops = _joined([[f"{display(p)} {format_si(v, 'FLOP')}" if v > 0 else "" for v in flop[p].fillna(0)]
+                     for p in PRECISIONS])
+    traffic = _joined([[f"{display(lv)} {format_si(v, 'B')}" for v in _numbers(kept, bytes_column(lv))]
+                       for lv in LEVELS])
     binding = []
-    for key, row in zip(kept["bound"], kept.itertuples(index=False)):  # ≤ 2×top rows: the drawn ones only
+    peaks = {peak: list(kept[peak]) for peak in dict.fromkeys(t.peak for t in ALL_TERMS) if peak in kept}
+    for i, key in enumerate(kept["bound"]):  # ≤ 2×top rows: the drawn ones only
         term = _TERMS.get(key) if isinstance(key, str) else None
-        value = getattr(row, term.peak, None) if term is not None else None
+        value = peaks[term.peak][i] if term is not None and term.peak in peaks else None
         unit = "FLOP/s" if term is not None and term.kind == "compute" else "B/s"
         own = format_si(value, unit)
         if term is not None and key in drawn_roofs:

@@ -22,7 +22,7 @@ from ..chart.memory_panel import (
     PANEL_TITLE,
     PANEL_Y_TITLE,
     panel_domains,
-    panel_labels,
+    panel_label_rows,
     panel_roof_layers,
     panel_roofs,
     panel_scales,
@@ -82,8 +82,8 @@ def panel_layout(rows: pd.DataFrame, peaks: dict[str, float], colours: dict[str,
     x_domain, y_domain = panel_domains(values, peaks, slots)
     xs, ys = _marks(rows)
     sizes = {width: panel_width(slots, width, MIN_SLOT_PX) for width in dict.fromkeys(widths)}
-    labels = {width: vl.records(panel_labels(Plot(size, PANEL_HEIGHT_PX, x_domain, y_domain, x_log=False), peaks,
-                                             colours, xs, ys, size=110))
+    labels = {width: panel_label_rows(Plot(size, PANEL_HEIGHT_PX, x_domain, y_domain, x_log=False), peaks, colours,
+                                      xs, ys, size=110)
               for width, size in sizes.items()}
     names = rows.drop_duplicates("slot").sort_values("slot")["kernel_name"]
     return {"x_domain": x_domain, "y_domain": y_domain, "width": sizes[widths[0]], "labels": labels,
