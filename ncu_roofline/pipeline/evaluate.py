@@ -85,9 +85,12 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
     files = raw["source_file"]
     one = len(raw) and files.notna().all() and files.nunique() == 1  # one capture: its rows are the frame, no copy
     for source, rows in ([(files.iloc[0], raw)] if one else raw.groupby("source_file", sort=True)):
-        present = sorted(c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")
-                         and rows[c].notna().any())
-        if source in reports or any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
+        if source in reports:  # before any walk over its columns
+            continue
+        candidates = [c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")]
+        has_value = rows[candidates].notna().any(axis=0)  # one call over the block, not a Series per column
+        present = sorted(c for c, any_value in zip(candidates, has_value.to_numpy(dtype=bool)) if any_value)
+        if any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
             continue
         from .collect import metrics_flag
 

@@ -44,9 +44,16 @@ def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -
         else pd.Series("", index=table.index, dtype="object")
     unchanged = notes
     invalid = np.zeros(len(table), dtype=bool)
-    for metric in metric_columns(table):
+    metrics = metric_columns(table)
+    # one test over the metrics' block finds the columns holding an impossible value; only those are walked
+    block = table[metrics].to_numpy(dtype="float64") if metrics else np.zeros((len(table), 0))
+    timing = np.array([is_timing(metric) for metric in metrics], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        flagged = np.flatnonzero((np.where(timing, block <= 0, block < 0)).any(axis=0))
+    for j in flagged:
+        metric = metrics[j]
         values = table[metric].to_numpy(dtype="float64")
-        bad, why = invalid_reason(values, is_timing(metric))
+        bad, why = invalid_reason(values, bool(timing[j]))
         if bad.any():
             shown = pd.Series(values[bad]).map(lambda v: f"{v:.6g}").to_numpy(dtype=object)
             notes = _append(notes, bad, f"invalid {metric} = ", shown, f" ({why})")
