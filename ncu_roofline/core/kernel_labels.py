@@ -190,9 +190,11 @@ def kernel_labels(names: Sequence[str], grids: Sequence[object] | None = None,
 def table_labels(table: object, max_len: int = LABEL_LEN, *, grid: str = "grid", block: str = "block") -> list[str]:
     """`kernel_labels` of a kernel table (its `kernel_name`, ncu's `kernel_demangled` where present, `grid`,
     `block`), row for row."""
+    from .values import STRING  # pandas' dtype: this module is imported by commands that start without pandas
+
     names = table["kernel_name"].astype(str).tolist()  # type: ignore[index]
     demangled = table["kernel_demangled"].tolist() if "kernel_demangled" in table else [None] * len(names)  # type: ignore[index, operator]
-    shapes = [table[c].astype("string").tolist() if c in table else None for c in (grid, block)]  # type: ignore[index, operator]
+    shapes = [table[c].astype(STRING).tolist() if c in table else None for c in (grid, block)]  # type: ignore[index, operator]
     return kernel_labels([display_name(n, d if isinstance(d, str) else None) for n, d in zip(names, demangled)],
                          *shapes, max_len=max_len)
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.patterns import compile_glob
+from ..core.values import STRING
 from ..core.vocabulary import (
     ALL_TERMS,
     DERIVED_QUANTITIES,
@@ -67,7 +68,7 @@ def group_launches(launches: pd.DataFrame, keys: list[str],
     # grouping time on a small run (pandas copies its block layout on each insert).
     columns: dict[str, object] = {}
     for key, values in zip(keys, index):
-        columns[key] = pd.Series(values, dtype="object").replace("", pd.NA).astype("string").to_numpy()
+        columns[key] = pd.array([None if v == "" else v for v in values], dtype=STRING)  # '' (a null key): null
     columns["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
     columns["compute_capability"] = grouped["compute_capability"].first().to_numpy()
     columns["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
@@ -75,13 +76,12 @@ def group_launches(launches: pd.DataFrame, keys: list[str],
     columns.update(_sums_or_null(frame, list(SUMMED)))
     columns.update(_limiter_inputs(frame))
     out = pd.DataFrame(columns, index=pd.RangeIndex(len(index[0]) if index else 0))
-    for key in keys:
-        out[key] = out[key].astype("string")
     _recompute_ratios(out)
     more = _group_roofs(frame, out)
-    more.update({def_column(q): _distinct(frame, def_column(q)) for q in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS)})
-    more["ceiling_source"] = _distinct(frame, "ceiling_source")
-    more[LIMITER_NCU] = _distinct(frame, LIMITER_NCU)  # NCU's SpeedOfLight verdict, '+'-joined where launches differ
+    more.update({def_column(q): _distinct(frame, def_column(q), codes)
+                 for q in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS)})
+    more["ceiling_source"] = _distinct(frame, "ceiling_source", codes)
+    more[LIMITER_NCU] = _distinct(frame, LIMITER_NCU, codes)  # NCU's SpeedOfLight verdict, '+'-joined where launches differ
     out = pd.concat([out.drop(columns=[c for c in more if c in out]), pd.DataFrame(more, index=out.index)], axis=1)
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
     if invalid.any():
@@ -264,20 +264,33 @@ def _any(mask: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(group[mask], minlength=n) > 0
 
 
-def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
+def _distinct(frame: pd.DataFrame, column: str,
+              group_of: np.ndarray | None = None) -> pd.api.extensions.ExtensionArray:
     """The value the group's launches share, or their distinct values sorted and joined with '+' (null where none).
+    `group_of`: each launch's group (0 .. groups - 1, each used), the frame's `_group` where not given.
 
     Vectorised over (group, value) codes: this runs for every definition column of every group, and a pandas
-    groupby per column was most of the grouping time on a small run."""
-    n_groups = int(frame["_group"].max()) + 1 if len(frame) else 0
+    groupby per column was most of the grouping time on a small run. A category column (the `def_*` ones) gives its
+    codes as they are, without a factorize."""
+    if group_of is None:
+        group_of = frame["_group"].to_numpy(dtype=np.int64)
+    n_groups = int(group_of.max()) + 1 if len(frame) else 0
     result = np.full(n_groups, None, dtype=object)
     if column in frame and n_groups:
-        codes, uniques = pd.factorize(frame[column])
+        values = frame[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            codes = np.asarray(values.array.codes, dtype=np.int64)
+            used, codes = np.unique(codes, return_inverse=True)  # the categories present, in code order
+            codes = codes.reshape(-1) - int(used[0] < 0)  # a null stays negative
+            categories = values.dtype.categories
+            uniques = [categories[u] for u in used.tolist() if u >= 0]
+        else:
+            codes, uniques = pd.factorize(values)
         known = codes >= 0
-        group = frame["_group"].to_numpy(dtype=np.int64)[known]
+        group = group_of[known]
         if len(uniques) == 1:  # the common case: every launch that has a value has this one
             result[np.bincount(group, minlength=n_groups) > 0] = str(uniques[0])
-            return pd.Series(result, dtype="string")
+            return pd.array(result, dtype=STRING)
         names = np.asarray([str(u) for u in uniques], dtype=object)
         order = np.argsort(names, kind="stable")  # codes renumbered so that values join in sorted order
         renumbered = np.empty_like(order)
@@ -290,7 +303,7 @@ def _distinct(frame: pd.DataFrame, column: str) -> pd.Series:
         result[groups[single]] = texts[single]
         for group in np.unique(groups[~single]):  # launches that disagree: every value, in sorted order
             result[group] = "+".join(texts[groups == group])
-    return pd.Series(result, dtype="string")
+    return pd.array(result, dtype=STRING)
 
 
 def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndarray:

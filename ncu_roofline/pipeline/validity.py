@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.launch_table import metric_columns
+from ..core.values import STRING
 from ..readers.text import printable
 
 # Compute capabilities ncu knows run from 1.0 (Tesla) to 12.x (Blackwell); 100 leaves room without taking junk.
@@ -63,7 +64,7 @@ def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -
             invalid |= bad
     notes = _check_identity(table, notes)
     if notes is not unchanged or read_notes is None or read_notes.isna().any() or read_notes.dtype != "string":
-        table["reader_notes"] = notes.astype("string")  # else the reader's column as it is (no text added)
+        table["reader_notes"] = notes.astype(STRING)  # else the reader's column as it is (no text added)
     table["_invalid"] = invalid
     return table
 

@@ -102,7 +102,9 @@ def status_notes(kernels: pd.DataFrame, *, top: int = 10, verbose: bool = False)
     from ...core.status import note_in_words
 
     shown = kernels.head(top)
-    flagged = shown[shown["status"].astype("string").fillna("ok") != "ok"]
+    from ...core.values import STRING
+
+    flagged = shown[shown["status"].astype(STRING).fillna("ok") != "ok"]
     if verbose:
         return [f"status of #{', #'.join(map(str, group['rank']))}: {status}"
                 for status, group in flagged.groupby("status", sort=False, observed=True)]

@@ -24,6 +24,7 @@ from ...core.vocabulary import (
     display,
     flop_column,
 )
+from ...core.values import STRING
 from ...pipeline.totals import sol_complete
 from ..text.numbers import (
     format_number,
@@ -56,7 +57,7 @@ def _numbers(table: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _known_text(series: pd.Series) -> pd.Series:
-    text = series.astype("string")
+    text = series.astype(STRING)
     return text.where(text.notna() & (text.str.strip() != ""), "—").astype(str)
 
 
