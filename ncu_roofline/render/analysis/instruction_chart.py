@@ -64,16 +64,18 @@ def _median(table: pd.DataFrame, column: str) -> float | None:
 
 
 def _narrow(shown: pd.DataFrame) -> pd.DataFrame:
-    """The columns the rows below read (`itertuples` of the whole kernel table builds a tuple of every column)."""
+    """The columns the chart reads (`itertuples` of the whole kernel table builds a tuple of every column, and a
+    row mask over it copies every column)."""
     wanted = ("rank", "kernel_name", "gips", "launches", "warp_inst", "int_ops", "limiter", "limiter_evidence",
-              *(ii_column(level) for level in INSTRUCTION_LEVELS), ii_column("shared"), II_SHARED_IDEAL)
+              *(ii_column(level) for level in INSTRUCTION_LEVELS), ii_column("shared"), II_SHARED_IDEAL,
+              "peak_warp_gips", *(peak_bytes_column(level) for level in LEVELS))
     return shown[[column for column in dict.fromkeys(wanted) if column in shown]]
 
 
 def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionChartData:
-    shown = kernels[pd.to_numeric(kernels.get("gips"), errors="coerce").fillna(0) > 0].head(top)
+    shown = _narrow(kernels)[pd.to_numeric(kernels.get("gips"), errors="coerce").fillna(0) > 0].head(top)
     rows = []
-    for row in _narrow(shown).itertuples(index=False):
+    for row in shown.itertuples(index=False):
         base = {"rank": int(row.rank), "kernel": str(row.kernel_name), "label": display_name(str(row.kernel_name)),
                 "gips": float(row.gips), "launches": int(row.launches),
                 "warp_inst_text": format_si(row.warp_inst, ""), "gips_text": format_number(row.gips),
@@ -89,7 +91,7 @@ def instruction_chart_data(kernels: pd.DataFrame, top: int = 20) -> InstructionC
     txn_peaks = transaction_peaks({lv: _median(shown, peak_bytes_column(lv)) for lv in LEVELS}, peak)
     conflicts = []
     if II_SHARED_IDEAL in shown:
-        for row in _narrow(shown).itertuples(index=False):
+        for row in shown.itertuples(index=False):
             ideal, measured = getattr(row, II_SHARED_IDEAL), getattr(row, ii_column("shared"))
             if pd.notna(ideal) and pd.notna(measured) and ideal > measured * (1 + 1e-9):
                 for x in (measured, ideal):
