@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ...core.kernel_labels import table_labels
-from ...core.vocabulary import APP_HEADROOM, APP_TIME, ai_column
+from ...core.vocabulary import APP_HEADROOM, APP_TIME, SOL_COMPLETE, ai_column
 from ...pipeline.totals import sol_complete
 from ..text.fit import Col, fit_table
 from ..text.numbers import (
@@ -54,12 +54,12 @@ def _rows(kernels: pd.DataFrame, top: int) -> list[list[str]]:
 
     from ...pipeline.limiter import ncu_mark
 
-    shown = kernels.head(top)
-    complete = sol_complete(shown).tolist()
-    # the columns read below: `itertuples` of the whole kernel table would build a tuple of every column
+    # the columns read below, taken before the first rows: `itertuples` of the whole kernel table would build a
+    # tuple of every column, and its `head` costs more than the narrow one's
     read = ("rank", "kernel_name", "launches", "time_s", "time_share", "flop_per_s", ai_column("dram"), "bound",
-            "roofline_fraction", "headroom_s", APP_TIME, APP_HEADROOM, "limiter", "limiter_ncu")
-    shown = shown[[column for column in dict.fromkeys(read) if column in shown]]
+            "roofline_fraction", "headroom_s", APP_TIME, APP_HEADROOM, "limiter", "limiter_ncu", SOL_COMPLETE)
+    shown = kernels[[column for column in dict.fromkeys(read) if column in kernels]].head(top)
+    complete = sol_complete(shown).tolist()
     return [[
         str(row.rank), str(row.kernel_name), str(row.launches), fmt_si(row.time_s, "s"),
         pct(row.time_share), fmt_si(row.flop_per_s, "FLOP/s"),
@@ -83,7 +83,7 @@ def kernel_summary_table(kernels: pd.DataFrame, *, top: int = 10, title: str = "
     columns = (*_COLUMNS, *(_APP_COLUMNS if APP_HEADROOM in kernels else ()), *_WHY_COLUMN)
     key = SORT_COLUMNS.get(sort, "headroom")
     columns = tuple(replace(c, drop=None) if c.header == key else c for c in columns)
-    shown = kernels.head(top)
+    shown = kernels[[c for c in (SOL_COMPLETE,) if c in kernels]].head(top)  # what the legend reads
     def names(max_len: int) -> list[str]:
         # The one label of each kernel over the whole table (core.kernel_labels): its distinguishing part is the
         # same at every width, in the chart and in the Markdown.
