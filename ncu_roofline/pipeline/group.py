@@ -81,7 +81,7 @@ def group_launches(launches: pd.DataFrame, keys: list[str],
     more.update({def_column(q): _distinct(frame, def_column(q), codes)
                  for q in (*DERIVED_QUANTITIES, *TENSOR_FLOP_COLUMNS)})
     more["ceiling_source"] = _distinct(frame, "ceiling_source", codes)
-    more[LIMITER_NCU] = _distinct(frame, LIMITER_NCU, codes)  # NCU's SpeedOfLight verdict, '+'-joined where launches differ
+    more[LIMITER_NCU] = _distinct(frame, LIMITER_NCU, codes)  # NCU's SpeedOfLight verdict ('+'-joined: launches differ)
     out = pd.concat([out.drop(columns=[c for c in more if c in out]), pd.DataFrame(more, index=out.index)], axis=1)
     out["status"] = _group_status(frame, out["launches"].to_numpy(), grouped)
     if invalid.any():

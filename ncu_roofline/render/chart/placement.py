@@ -29,6 +29,7 @@ import numpy as np
 CHAR_WIDTH_EM = {"bold": 0.68, "normal": 0.64}
 LINE_HEIGHT_EM = 1.3
 GAP_PX = 2.0
+_ALONG = {True: np.linspace(0.97, 0.03, 48), False: np.linspace(0.03, 0.97, 48)}  # a roof label's 48 places, by end
 
 
 @dataclass(frozen=True)
@@ -290,12 +291,6 @@ class Board:
         self._count = k + 1
 
 
-# the 48 candidate places along a roof, as fractions of its length, from the preferred end (made once: a roof
-# label is placed per roof and per page size, some hundred times a chart)
-_ALONG_FROM_END = np.linspace(0.97, 0.03, 48)
-_ALONG_FROM_START = np.linspace(0.03, 0.97, 48)
-
-
 def place_roof_label(board: Board, text: str, start: tuple[float, float], end: tuple[float, float],
                      font_size: float, prefer_end: bool) -> tuple[float, float, float] | None:
     """Centre (px, py) and screen angle of a label lying just above the segment start→end (pixels), or None.
@@ -313,7 +308,7 @@ def place_roof_label(board: Board, text: str, start: tuple[float, float], end: t
     nx, ny = uy, -ux  # the side above the line on screen
     if ny > 0:
         nx, ny = -nx, -ny
-    steps = _ALONG_FROM_END if prefer_end else _ALONG_FROM_START
+    steps = _ALONG[bool(prefer_end)]
     along = steps * length
     along = along[(along >= w / 2) & (along <= length - w / 2)]
     offsets = np.repeat([h / 2 + 2, -(h / 2 + 2)], len(along))  # above the line first, then below it
