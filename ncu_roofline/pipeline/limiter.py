@@ -67,7 +67,7 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
         # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         if defs:
-            out[quantity] = pick_definition(columns, defs).values
+            out[quantity] = pick_definition(columns, defs, shared_nulls=True).values  # copied into the block
         elif quantity in LIMITER_COLUMNS:  # the others, absent, read as null (`_column`)
             out[quantity] = shared(len(raw), np.nan)  # copied into the block below
     # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
