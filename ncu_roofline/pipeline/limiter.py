@@ -172,6 +172,10 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
 def coded_categorical(codes: np.ndarray, texts: list[object]) -> pd.Categorical:
     """Codes into `texts` (-1: null) as the Categorical `categorical` would build from the texts themselves:
     categories in order of first appearance, each text once."""
+    if len(codes) and codes.min() == codes.max():  # one text (or none) on every row: no sort of the codes
+        single = [texts[int(codes[0])]] if codes[0] >= 0 else []
+        return pd.Categorical.from_codes(np.full(len(codes), 0 if single else -1, dtype=np.int64),
+                                         categories=pd.Index(single, dtype=object))
     known = codes >= 0
     distinct, first = np.unique(codes[known], return_index=True)
     order = distinct[np.argsort(first, kind="stable")]
