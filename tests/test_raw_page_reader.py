@@ -4,6 +4,8 @@ parsed by readers/columns.py. Both must give the same table: the values written 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -66,3 +68,23 @@ def test_the_table_is_found_as_the_whole_scan_finds_it(tmp_path, monkeypatch, be
         (whole.offset, whole.header, whole.layout, whole.sample_rows)
     assert found.offset == len("\n".join(lines[:-4])) + (1 if lines[:-4] else 0)  # the header line's first byte
     assert found.header[-1] == names[-1] and len(found.sample_rows) == 3
+
+
+@pytest.mark.parametrize("ids, refused", [([0, 1, 2, 3], None), ([3, 0, 2, 1], None), ([5, 2, 9, 2], "2 is on 2"),
+                                          ([1, 1, 2, 3], "1 is on 2"), ([4, 7, 4, 7], "4 is on 2 rows (2 IDs")])
+def test_ids_in_any_order_are_read_and_a_repeated_one_refused(tmp_path, ids, refused):
+    """ncu writes IDs in increasing order (no sort then needed to find a repeat); a page in another order is read
+    as it stands, one that repeats an ID in any order is refused naming it."""
+    from ncu_roofline.core.errors import InputError
+
+    lines = [HEADER, UNITS] + [f'"{i}","42","app","host","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0",'
+                               f'"{j + 1}","{j + 10}","64"' for j, i in enumerate(ids)]
+    path = tmp_path / "raw.csv"
+    path.write_text("\n".join(lines) + "\n")
+    if refused is None:
+        table = read_csv_export(path, load_catalogue().wants)
+        assert table["launch_id"].tolist() == ids  # the page's order, every row
+        assert table["dram__bytes.sum"].tolist() == [1000.0 * (j + 1) for j in range(len(ids))]  # Kbyte
+    else:
+        with pytest.raises(InputError, match=re.escape(refused)):
+            read_csv_export(path, load_catalogue().wants)

@@ -154,7 +154,8 @@ def _count(rows: "np.ndarray | slice", n: int) -> int:
 
 
 def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
-                    allowed: dict[str, bool | np.ndarray] | None = None, *, uniform: bool = True) -> Pick:
+                    allowed: dict[str, bool | np.ndarray] | None = None, *, uniform: bool = True,
+                    shared_nulls: bool = False) -> Pick:
     """Per row, the value of the first applicable definition whose inputs are all present.
 
     `allowed` maps a definition id to a row mask (or one bool for every row) restricting where it may be used
@@ -165,10 +166,13 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
     every row agrees stay one bool, and the closest definition is kept as one value while every unresolved row
     shares it. Per-row work is left for the rows that differ. `uniform=False` does all of it per row (the
     reference the shortcuts are tested against); both give the same Pick.
+
+    `shared_nulls`: where no row gets a value, `values` is the frame's one read-only array of nulls instead of a
+    fresh one (for a caller that only reads it: a roof the GPU table gives, a limiter input copied into a block).
     """
     columns = as_columns(frame)
     n = columns.n
-    values = np.full(n, np.nan)
+    values: np.ndarray | None = None  # made when a first row gets a value
     def_codes = np.full(n, -1, dtype=np.int8 if len(defs) < 127 else np.int64)  # what a Categorical keeps
     flags: list[tuple[np.ndarray, str]] = []
     # Rows still without a value, and for them the definition that came closest (fewest missing inputs): one
@@ -198,7 +202,10 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
             result = definition.expr.evaluate(columns)
             null = np.isnan(result)
             take, left = _within(rows, ~null), _within(rows, null)
-            values[take] = result[take]
+            if values is None and _count(take, n):
+                values = np.full(n, np.nan)
+            if values is not None:
+                values[take] = result[take]
             def_codes[take] = index
             if _count(take, n):
                 open_rows = left if rows is open_rows else _within(open_rows, np.isnan(values))
@@ -224,6 +231,8 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
         closer_rows = np.flatnonzero(closer) if left is ALL else left[closer]  # type: ignore[index]
         best_missing[closer_rows] = count[closer] if isinstance(count, np.ndarray) else count  # type: ignore[index]
         best_key[closer_rows] = key[closer] if isinstance(key, np.ndarray) else key  # type: ignore[index]
+    if values is None:
+        values = columns.absent() if shared_nulls else np.full(n, np.nan)
     missing_codes, missing_texts = _missing_text(defs, best_key, open_rows, n)
     return Pick(values, def_codes, missing_codes, missing_texts, flags)
 

@@ -73,7 +73,8 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
     for column in ROOF_COLUMNS:
         term = _TERM_OF_ROOF[column]
         allowed = {d.id: uses(term.amount, d.for_defs) for d in catalogue.definitions(column) if d.for_defs}
-        report = pick_definition(columns, catalogue.definitions(column), allowed).values
+        # a roof the capture lacks is the shared nulls until it is kept as the column (most come from the table)
+        report = pick_definition(columns, catalogue.definitions(column), allowed, shared_nulls=True).values
         reports[column] = report * scale if term.sm_clocked and scale is not None else report
     # per roof, where the capture lacks it (null) and where it holds it (known, for rank.py): one bool where every
     # launch agrees
@@ -88,7 +89,7 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
                                            dtype=np.int64)[label_codes])
     for column in ROOF_COLUMNS:
         quantity = _TERM_OF_ROOF[column].amount
-        values: np.ndarray = reports[column]  # a fresh array of its own: the column as it is
+        values: np.ndarray = reports[column]  # a fresh array of its own (or the shared nulls: copied if kept)
         null = nulls[column]
         origin: int | np.ndarray = 0 if null is True else 1 if null is False else np.where(null, 0, 1)
         if column in user_peaks:
@@ -101,7 +102,7 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
         elif from_table is not False:
             values = np.where(from_table, table, values)
             origin = np.where(from_table, table_origin, origin)
-        out[column] = values
+        out[column] = values if values.flags.writeable else values.copy()
         if column in TENSOR_PEAK_COLUMNS and n:  # a type's roof is cited only where the launch did work of that type
             worked = uniform_mask(derived[quantity].to_numpy(dtype="float64") > 0)
             origin = origin if worked is True else 0 if worked is False else np.where(worked, origin, 0)

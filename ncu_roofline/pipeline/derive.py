@@ -74,14 +74,19 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
                 gaps.append(Gap(str(source_names[code]), quantity, needs, launches))  # type: ignore[union-attr]
         for mask, flag in picked.flags:
             notes.add(mask, flag)
-    work = np.vstack([out[column] for column in WORK_COLUMNS]).T  # launches x precisions, a column each: fast sums
-    known = ~np.isnan(work)
-    known_sum = np.nansum(work, axis=1)
-    partial = ~known.all(axis=1)
+    # running sums over the precisions, in their order (what nansum over a launches x precisions stack adds, without
+    # the stack): any known, any unknown, the sum of the known
+    known_any, partial = np.zeros(len(frame), dtype=bool), np.zeros(len(frame), dtype=bool)
+    known_sum = np.zeros(len(frame))  # from +0.0, as nansum adds (-0.0 + -0.0 sums to 0.0 there)
+    for column in WORK_COLUMNS:
+        null = np.isnan(out[column])
+        known_any |= ~null
+        partial |= null
+        known_sum += np.where(null, 0.0, out[column])
     # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
     # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0. Precisions the
     # whole capture lacks are said once for the run, not on every launch.
-    flop_total = np.where(known.any(axis=1) & ~(partial & (known_sum == 0)), known_sum, np.nan)
+    flop_total = np.where(known_any & ~(partial & (known_sum == 0)), known_sum, np.nan)
     out["flop_total"] = flop_total
     notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -126,10 +126,11 @@ class Columns:
                     series = pd.to_numeric(series, errors="coerce")
                 self._cache[name] = series.to_numpy(dtype="float64", na_value=np.nan)
             else:  # one read-only array of nulls for every metric the frame lacks (a capture lacks hundreds)
-                self._cache[name] = self._absent()
+                self._cache[name] = self.absent()
         return self._cache[name]
 
-    def _absent(self) -> np.ndarray:
+    def absent(self) -> np.ndarray:
+        """The frame's one read-only array of nulls (what a metric it lacks reads as)."""
         key = "\x00absent"
         if key not in self._cache:
             self._cache[key] = np.full(self.n, np.nan)
@@ -182,7 +183,7 @@ class Columns:
         if key not in self._cache:
             names = self._matching(pattern)
             if not names:
-                self._cache[key] = self._absent()
+                self._cache[key] = self.absent()
             else:
                 values = np.column_stack([self.column(c) for c in names])
                 present = ~np.isnan(values)

@@ -34,7 +34,9 @@ from ..core.vocabulary import (
 )
 from .catalogue import Catalogue, as_columns, pick_definition, sm_clock_hz
 from .limiter_rules import RULES, LimiterSettings, limiter_settings
+from .limiter_rules.registry import col as _column
 from .limiter_rules.registry import ratio as _ratio
+from .limiter_rules.registry import shared
 
 GIGA = 1e9
 NOT_COLLECTED = "not collected: "  # how an `unknown` limiter's evidence starts, then the metrics it lacks
@@ -65,9 +67,9 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
         # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         if defs:
-            out[quantity] = pick_definition(columns, defs).values
+            out[quantity] = pick_definition(columns, defs, shared_nulls=True).values  # copied into the block
         elif quantity in LIMITER_COLUMNS:  # the others, absent, read as null (`_column`)
-            out[quantity] = np.full(len(raw), np.nan)
+            out[quantity] = shared(len(raw), np.nan)  # copied into the block below
     # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
     # keeps it (a row per column), so that the frame takes the block as it is instead of copying it
     values = np.vstack(list(out.values())).T if out else np.empty((len(raw), 0))
@@ -150,11 +152,16 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
         untested = open_rows & ~verdict.decided
         if untested.any():  # every counter the untested rules lack: one collect command
             lacks = sum(1 << needs.index(q) for q in set(verdict.needs))
-            missing[untested] |= absent[untested] & lacks
+            np.bitwise_or(missing, absent & lacks, out=missing, where=untested)  # in place: no gather and scatter
     unknown = np.flatnonzero(open_rows)
     if len(unknown):  # one text per distinct set of missing counters, not one per launch
-        patterns, inverse = np.unique(missing[unknown], return_inverse=True)
-        evidence[unknown] = inverse.reshape(-1) + len(texts)
+        lacking = missing[unknown]
+        if lacking.min() == lacking.max():  # every unknown row lacks the same counters: no sort of them
+            patterns, inverse = lacking[:1], 0
+        else:
+            patterns, inverse = np.unique(lacking, return_inverse=True)
+            inverse = inverse.reshape(-1)
+        evidence[unknown] = inverse + len(texts)
         texts.extend(NOT_COLLECTED + ", ".join(missing_metrics([q for j, q in enumerate(needs) if int(b) >> j & 1],
                                                                catalogue)) for b in patterns)
     return pd.DataFrame({"limiter": pd.Categorical.from_codes(limiter, categories=pd.Index(names, dtype=object)),
@@ -165,6 +172,10 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
 def coded_categorical(codes: np.ndarray, texts: list[object]) -> pd.Categorical:
     """Codes into `texts` (-1: null) as the Categorical `categorical` would build from the texts themselves:
     categories in order of first appearance, each text once."""
+    if len(codes) and codes.min() == codes.max():  # one text (or none) on every row: no sort of the codes
+        single = [texts[int(codes[0])]] if codes[0] >= 0 else []
+        return pd.Categorical.from_codes(np.full(len(codes), 0 if single else -1, dtype=np.int64),
+                                         categories=pd.Index(single, dtype=object))
     known = codes >= 0
     distinct, first = np.unique(codes[known], return_index=True)
     order = distinct[np.argsort(first, kind="stable")]
@@ -186,10 +197,6 @@ def categorical(values: np.ndarray, categories: list[str] | None = None) -> pd.C
     position = {c: i for i, c in enumerate(categories)}
     remap = np.asarray([position[u] for u in uniques] + [-1], dtype=np.int64)
     return pd.Categorical.from_codes(remap[codes], categories=pd.Index(categories, dtype=object))
-
-
-def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    return frame[name].to_numpy(dtype="float64") if name in frame else np.full(len(frame), np.nan)
 
 
 def next_step(limiter: object, settings: LimiterSettings | None = None) -> str | None:

@@ -137,7 +137,8 @@ def decode_values(values: pa.Array | pa.ChunkedArray, convert: Callable[[str], o
     if convert is None:
         # large_string: the type pandas keeps its strings in, so that the array is taken without a cast
         strings = pa.array([text or None for text in texts] + [None], pa.large_string())
-        return pd.array(strings.take(codes), dtype="string")
+        # decoding the dictionary is a cast, half the CPU of a take of every row through it
+        return pd.array(pa.DictionaryArray.from_arrays(codes, strings).cast(pa.large_string()), dtype="string")
     if dtype is not None:
         return pd.array([convert(text) for text in texts] + [pd.NA], dtype=dtype).take(
             codes.to_numpy(zero_copy_only=False).astype(np.int64))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.vocabulary import txn_column
-from .registry import Verdict, col, fmt, known, phrases, ratio, rule
+from .registry import Verdict, col, fmt, known, phrases, ratio, rule, undecided
 from .settings import LimiterSettings
 
 
@@ -15,6 +15,8 @@ from .settings import LimiterSettings
 def check_uncoalesced(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     sectors, requests, ideal = (col(f, c) for c in ("sectors_global", "requests_global", "sectors_global_ideal"))
     decided = known(sectors, requests, ideal)
+    if not decided.any():
+        return undecided(len(f), ("sectors_global", "requests_global", "sectors_global_ideal"))
     times = ratio(sectors, ideal)
     holds = decided & (requests > 0) & ~np.isnan(times) & (times >= s.thresholds["uncoalesced_ratio"])
     return Verdict(holds, decided, phrases(holds, lambda p: (
@@ -27,6 +29,8 @@ def check_uncoalesced(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
 def check_bank_conflicts(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     wavefronts, ideal = col(f, txn_column("shared")), col(f, "txn_shared_ideal")
     decided = known(wavefronts, ideal)
+    if not decided.any():
+        return undecided(len(f), (txn_column("shared"), "txn_shared_ideal"))
     times = ratio(wavefronts, ideal)
     holds = decided & ~np.isnan(times) & (times >= s.thresholds["bank_conflict_ratio"])
     return Verdict(holds, decided, phrases(holds, lambda p: (

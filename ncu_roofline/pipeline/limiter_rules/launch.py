@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .registry import Verdict, col, fmt, known, percent, phrases, rule, texts
+from .registry import Verdict, col, fmt, known, percent, phrases, rule, texts, undecided
 from .settings import LimiterSettings
 
 
@@ -15,6 +15,8 @@ def check_launch(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     t = s.thresholds
     time_s, waves, sms, blocks = (col(f, c) for c in ("time_s", "waves", "sm_count", "grid_blocks"))
     short = ~np.isnan(time_s) & (time_s < t["launch_time_s"])
+    if not short.any() and np.isnan(waves).all():  # no waves and no short launch: decided nowhere
+        return undecided(len(f), ("waves",))
     small = ~np.isnan(waves) & (waves < t["launch_waves"])
 
     def build(p) -> np.ndarray:
@@ -30,11 +32,13 @@ def check_launch(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
 def check_tail(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     t = s.thresholds
     waves, occ, theo = (col(f, c) for c in ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
+    decided = known(waves, occ, theo)
+    if not decided.any():
+        return undecided(len(f), ("waves", "occupancy_pct", "occupancy_theoretical_pct"))
     whole = np.floor(waves)
     partial = waves - whole
     with np.errstate(divide="ignore", invalid="ignore"):
         effect = np.where(partial > 0, 1.0 / (whole + 1.0), 0.0)
-    decided = known(waves, occ, theo)
     holds = decided & (whole >= 1) & (effect >= t["tail_effect"]) & (occ < theo * t["tail_occupancy_ratio"])
     return Verdict(holds, decided, phrases(holds, lambda p: (
         fmt(p(waves)) + " waves: the partial last wave may take up to " + percent(100 * p(effect))
@@ -51,8 +55,11 @@ _OCCUPANCY_LIMITS = (("blocks_limit_registers", "registers"), ("blocks_limit_sha
 def check_occupancy(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     t = s.thresholds
     occ, theo = col(f, "occupancy_pct"), col(f, "occupancy_theoretical_pct")
+    decided = known(occ, theo, *(col(f, c) for c, _ in _OCCUPANCY_LIMITS))
+    needs = ("occupancy_pct", "occupancy_theoretical_pct", *(c for c, _ in _OCCUPANCY_LIMITS))
+    if not decided.any():
+        return undecided(len(f), needs)
     limits = np.column_stack([col(f, c) for c, _ in _OCCUPANCY_LIMITS])
-    decided = known(occ, theo) & ~np.isnan(limits).any(axis=1)
     holds = decided & (theo < 100 - 1e-9) & (occ < t["occupancy_low_pct"])
     registers, shared, block = (col(f, c) for c in ("registers_per_thread", "shared_mem_per_block", "block_size"))
 
@@ -70,6 +77,5 @@ def check_occupancy(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
             why = np.where(binding, why + texts(why == "", "", " and ") + text, why).astype(object)
         return "occupancy " + percent(p(occ)) + " (theoretical " + percent(p(theo)) + "), limited by " + why
     # Occupancy.py's estimate for a theoretical limit: the share of warp slots the limit leaves empty
-    return Verdict(holds, decided, phrases(holds, build), ("occupancy_pct", "occupancy_theoretical_pct",
-                                                           *(c for c, _ in _OCCUPANCY_LIMITS)),
+    return Verdict(holds, decided, phrases(holds, build), needs,
                    np.where(holds, col(f, "time_s") * (1 - theo / 100), np.nan))

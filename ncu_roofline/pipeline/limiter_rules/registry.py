@@ -37,11 +37,39 @@ def rule(name: str) -> Callable[[Rule], Rule]:
 
 
 def col(frame: pd.DataFrame, name: str) -> np.ndarray:
-    return frame[name].to_numpy(dtype="float64") if name in frame else np.full(len(frame), np.nan)
+    """A quantity as float64; an absent one is null on every row (`shared`: read-only, never written)."""
+    return frame[name].to_numpy(dtype="float64") if name in frame else shared(len(frame), np.nan)
+
+
+_SHARED: dict[tuple[int, object, str], np.ndarray] = {}
+
+
+def shared(n: int, value: object, dtype: str = "float64") -> np.ndarray:
+    """`value` on `n` rows as one read-only array shared by every caller: a capture without the limiter's counters
+    reads some twenty absent quantities and builds as many empty verdicts, and at 10^6 launches each fresh array
+    is 8 MB of first-touched memory (most of the limiter's time there)."""
+    key = (n, value, dtype)
+    array = _SHARED.get(key)
+    if array is None:
+        if len(_SHARED) >= 8:  # launch rows and group rows of a run or two: no growth over a batch
+            _SHARED.clear()
+        array = _SHARED[key] = np.full(n, value, dtype=dtype)
+        array.flags.writeable = False
+    return array
+
+
+def undecided(n: int, needs: tuple[str, ...]) -> Verdict:
+    """The verdict of a rule whose counters no row has: decided nowhere, holds nowhere, no evidence."""
+    nowhere = shared(n, False, "bool")
+    return Verdict(nowhere, nowhere, shared(n, None, "object"), needs)
 
 
 def known(*arrays: np.ndarray) -> np.ndarray:
-    return np.logical_and.reduce([~np.isnan(a) for a in arrays])
+    """Rows where every array has a value: one running mask, not a stack of the arrays' masks."""
+    out = ~np.isnan(arrays[0])
+    for array in arrays[1:]:
+        out &= ~np.isnan(array)
+    return out
 
 
 def ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
@@ -68,9 +96,10 @@ def percent(values_pct: np.ndarray, bound: np.ndarray | str = "") -> np.ndarray:
 
 def phrases(rows: np.ndarray, build) -> np.ndarray:
     """Evidence texts where `rows` hold (None elsewhere): `build(pick)` joins `fmt`ed columns, `pick(a)` = a[rows]."""
+    if not rows.any():
+        return shared(len(rows), None, "object")
     out = np.full(len(rows), None, dtype=object)
-    if rows.any():
-        out[rows] = build(lambda values: np.asarray(values)[rows])
+    out[rows] = build(lambda values: np.asarray(values)[rows])
     return out
 
 

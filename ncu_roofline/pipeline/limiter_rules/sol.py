@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.vocabulary import SOL_COMPLETE
-from .registry import Verdict, col, known, percent, phrases, rule
+from .registry import Verdict, col, known, percent, phrases, rule, shared, undecided
 from .settings import LimiterSettings
 
 _UNITS = (("SM", "sol_sm_pct"), ("L1TEX", "sol_l1tex_pct"), ("L2", "sol_l2_pct"), ("DRAM", "sol_dram_pct"))
@@ -19,7 +19,7 @@ SOL_NEEDS = ("sol_sm_pct", "sol_memory_pct")
 def _sol(f: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """SM and memory SOL % per row; memory is gpu__compute_memory_throughput, else the busiest memory unit."""
     if not any(c in f for _, c in _MEMORY_UNITS) and "sol_memory_pct" not in f:
-        return col(f, "sol_sm_pct"), np.full(len(f), np.nan)
+        return col(f, "sol_sm_pct"), shared(len(f), np.nan)
     units = np.column_stack([col(f, c) for _, c in _MEMORY_UNITS])
     with np.errstate(invalid="ignore"):
         busiest = np.where(np.isnan(units).all(axis=1), np.nan, np.nanmax(np.where(np.isnan(units), -np.inf, units),
@@ -50,13 +50,13 @@ def check_roof(f: pd.DataFrame, s: LimiterSettings) -> Verdict:
     by_fraction = ~measured & ~np.isnan(fraction) & (fraction >= t["roof_fraction"])
     by_sol = measured & (top >= t["roof_pct"])
     holds = by_sol | by_fraction
-    name, value = _busiest(f, _UNITS, top, "memory") if by_sol.any() else (np.full(len(f), "", dtype=object), top)
-    complete = f[SOL_COMPLETE].to_numpy(dtype=bool, na_value=True) if SOL_COMPLETE in f else np.ones(len(f), bool)
-    bound = np.where(complete, "", "≥ ").astype(object)
+    name, value = _busiest(f, _UNITS, top, "memory") if by_sol.any() else (shared(len(f), "", "object"), top)
 
-    def build(p) -> np.ndarray:
+    def build(p) -> np.ndarray:  # the bound marks only for the rows that hold
+        complete = p(f[SOL_COMPLETE].to_numpy(dtype=bool, na_value=True)) if SOL_COMPLETE in f else True
+        bound = np.where(complete, "", "≥ ").astype(object)
         return np.where(p(by_sol), p(name) + " " + percent(p(value)) + " of peak",
-                        percent(100 * p(fraction), p(bound)) + " of its roof").astype(object)
+                        percent(100 * p(fraction), bound) + " of its roof").astype(object)
     return Verdict(holds, measured | ~np.isnan(fraction), phrases(holds, build), SOL_NEEDS,
                    np.where(holds, col(f, "headroom_s"), np.nan))
 
@@ -66,7 +66,7 @@ def _heavy(f: pd.DataFrame, s: LimiterSettings, which: str) -> Verdict:
     sm, memory = _sol(f)
     decided = known(sm, memory)
     if not decided.any():  # no SOL counters: not tested anywhere
-        return Verdict(decided, decided, np.full(len(f), None, dtype=object), SOL_NEEDS)
+        return undecided(len(f), SOL_NEEDS)
     busy = decided & (np.fmax(sm, memory) >= t["latency_pct"]) & (np.fmax(sm, memory) < t["roof_pct"])
     gap = sm - memory
     holds = busy & {"compute": gap >= t["heavy_gap_pct"], "memory": -gap >= t["heavy_gap_pct"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .registry import Verdict, col, fmt, percent, phrases, rule, texts
+from .registry import Verdict, col, fmt, percent, phrases, rule, shared, texts
 from .settings import LimiterSettings
 
 
@@ -24,7 +24,7 @@ def _issue(f: pd.DataFrame, s: LimiterSettings, full_slots: bool) -> Verdict:
     full = decided & (issue >= s.thresholds["issue_full"])
     holds = full if full_slots else decided & ~full
     if not holds.any():
-        return Verdict(holds, decided, np.full(len(f), None, dtype=object), ("issue_active",))
+        return Verdict(holds, decided, shared(len(f), None, "object"), ("issue_active",))
     index, stall = top_stall(f, s.stalls)
     names = np.asarray(list(s.stalls.values()) or [""], dtype=object)
 
