@@ -28,3 +28,18 @@ def test_values_schema_and_statistics():
     assert (stats["kernel_name"].min, stats["kernel_name"].max) == ("a", "c")
     assert (stats["launch_id"].min, stats["launch_id"].max) == (3, 7)
     assert (stats["time_s"].min, stats["time_s"].max, stats["time_s"].null_count) == (1e-6, 2e-6, 1)
+
+
+def test_a_repeated_text_writes_the_bytes_of_the_same_column_built_row_by_row():
+    """core/launch_table.repeated_text shares one Arrow chunk across the rows (a file name on every launch); the
+    Parquet file must not tell: the same bytes as the column built from a Python list, over chunk boundaries."""
+    from ncu_roofline.core.launch_table import repeated_text
+
+    n = 3 * 65_536 + 5
+    for text in ("/data/run 1/é.csv", "", None):
+        shared = repeated_text(text, n)
+        assert shared.to_pylist() == [text] * n
+        assert len({chunk.buffers()[-1].address for chunk in shared.chunks}) == 1  # one buffer, not n copies
+        plain = pd.DataFrame({"source_file": pd.array([text] * n, dtype="string"), "launch_id": np.arange(n)})
+        built = plain.assign(source_file=pd.array(shared, dtype="string"))
+        assert parquet_bytes(built, {"k": "v"}) == parquet_bytes(plain, {"k": "v"})
