@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ncu_roofline.pipeline.catalogue import load_catalogue
@@ -88,3 +89,24 @@ def test_ids_in_any_order_are_read_and_a_repeated_one_refused(tmp_path, ids, ref
     else:
         with pytest.raises(InputError, match=re.escape(refused)):
             read_csv_export(path, load_catalogue().wants)
+
+
+def test_identity_text_over_many_batches_reads_as_written(tmp_path, monkeypatch):
+    """Identity text comes from the parser as one dictionary per batch (readers/raw_page.py); over batches whose
+    names differ (and repeat across them), every launch keeps its own name, stripped, a Latin-1 byte as U+FFFD,
+    an empty name null, and its process ID as the integer written."""
+    monkeypatch.setattr(raw_page, "BLOCK_SIZE", 1024)  # a few rows per batch
+    names = [b"gemm", b" padded ", b"caf\xe9", b"", b"gemm<128>", b"k0"]
+    expected = ["gemm", "padded", "caf\ufffd", None, "gemm<128>", "k0"]
+    rows = [HEADER.encode(), UNITS.encode()]
+    for i in range(300):
+        name = names[(i * 7 // 5) % len(names)]
+        rows.append(b'"%d","%d","app","host","%s","1","7","(128, 1, 1)","(%d, 1, 1)","0","9.0","2","1000","64"'
+                    % (i, 100 + i % 3, name, i % 4 + 1))
+    path = tmp_path / "raw.csv"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    table = read_csv_export(path, load_catalogue().wants)
+    assert [None if v is pd.NA else v for v in table["kernel_name"].tolist()] == \
+        [expected[(i * 7 // 5) % len(names)] for i in range(300)]
+    assert table["process_id"].tolist() == [100 + i % 3 for i in range(300)]
+    assert table["grid"].tolist() == [f"({i % 4 + 1}, 1, 1)" for i in range(300)]

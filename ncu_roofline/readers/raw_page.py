@@ -36,6 +36,7 @@ from .long_pages import _MAX_ID, BLOCK_SIZE, _dedupe
 from .text import TableStart, check_last_row, open_table, printable
 from .units import default_unit, metric_unit_factor
 
+_TEXT = pa.dictionary(pa.int32(), pa.binary())  # an identity text column as the CSV parser hands it over
 _LAUNCH_ID_RE = re.compile(r"^\s*[+-]?\d[\d,]*\s*$")
 _DUP_RE = re.compile(r"^_dup\d+_(.*)$", re.DOTALL)  # a later copy of a repeated column (long_pages._dedupe)
 
@@ -71,6 +72,9 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
     # a value it cannot read as one (a thousands separator, a word) reads the page again as text, parsed below.
     metric_copies = {*metric_cols, *(c for cs in copies.values() for c in cs)} - {DEVICE_NAME_METRIC}
     numeric = [c for c in needed if c in metric_copies]
+    # identity text arrives dictionary-encoded from the parser: each distinct name is decoded once anyway, and a
+    # launch costs an index instead of its bytes (kernel names, grids, blocks: ~80 MB at 10^6 launches)
+    texts = [c for c in identity_cols if c != "ID"] + [c for c in device_col if c not in metric_cols]
     reached = [0]
 
     def report(position: int) -> None:  # never backwards: a read again as text goes on from where the first got
@@ -78,14 +82,14 @@ def read_raw_page(start: TableStart, wanted: Callable[[str], bool],
             reached[0] = position
             progress(position)
 
-    batches = _numeric_batches(start, header, units, needed, numeric, on_invalid, damaged, report) \
+    batches = _numeric_batches(start, header, units, needed, numeric, texts, on_invalid, damaged, report) \
         if numeric else None
     if batches is None:
         numeric = []
         for block_size in block_sizes(BLOCK_SIZE):  # a row longer than a block (a 10 MB name): larger blocks
             damaged.clear()
             try:
-                batches = _batches(start, header, units, needed, block_size, on_invalid, report)
+                batches = _batches(start, header, units, needed, block_size, on_invalid, report, texts=texts)
                 break
             except RowTooLong:
                 if block_size == block_sizes(BLOCK_SIZE)[-1]:
@@ -223,25 +227,27 @@ def _append(notes: pd.Series, mask: np.ndarray, text: str) -> pd.Series:
     return notes.where(~both, notes + "; ") + add
 
 
-def _numeric_batches(start, header: list[str], units, needed: list[str], numeric: list[str], on_invalid,
-                     damaged: list, progress) -> list[pa.RecordBatch] | None:
+def _numeric_batches(start, header: list[str], units, needed: list[str], numeric: list[str], texts: list[str],
+                     on_invalid, damaged: list, progress) -> list[pa.RecordBatch] | None:
     """The page's needed columns with `numeric` ones parsed as float64 by the CSV reader (ncu's n/a and empty
     cells null); None when a cell of them is something else, or the page cannot be read so: the caller then
     reads it as text, which handles (or refuses) every such case, so both reads give the same table."""
     damaged.clear()
     types = {c: pa.float64() for c in numeric}
     try:
-        return _batches(start, header, units, needed, BLOCK_SIZE, on_invalid, progress, types)
+        return _batches(start, header, units, needed, BLOCK_SIZE, on_invalid, progress, types, texts)
     except (InputError, RowTooLong):
         damaged.clear()
         return None
 
 
 def _batches(start, header: list[str], units, needed: list[str], block_size: int, on_invalid,
-             progress, numbers: dict[str, pa.DataType] | None = None) -> list[pa.RecordBatch]:
+             progress, numbers: dict[str, pa.DataType] | None = None,
+             texts: list[str] | tuple[str, ...] = ()) -> list[pa.RecordBatch]:
     """The page's needed columns, batch by batch, parsed in blocks of `block_size` bytes: as bytes, or where
-    `numbers` says, as float64 (ncu's n/a and empty cells null)."""
+    `numbers` says, as float64 (ncu's n/a and empty cells null), the `texts` columns as dictionaries of bytes."""
     batches = []
+    types = {c: pa.binary() for c in needed} | {c: _TEXT for c in texts} | (numbers or {})
     with open_table(start) as stream:
         try:
             reader = pacsv.open_csv(
@@ -250,7 +256,7 @@ def _batches(start, header: list[str], units, needed: list[str], block_size: int
                                                block_size=block_size),
                 parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
                 convert_options=pacsv.ConvertOptions(include_columns=needed,
-                                                      column_types={c: pa.binary() for c in needed} | (numbers or {}),
+                                                      column_types=types,
                                                       null_values=NOT_AVAILABLE_TEXTS,
                                                       strings_can_be_null=False, quoted_strings_can_be_null=True))
             for batch in reader:
