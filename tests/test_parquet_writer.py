@@ -43,3 +43,39 @@ def test_a_repeated_text_writes_the_bytes_of_the_same_column_built_row_by_row():
         plain = pd.DataFrame({"source_file": pd.array([text] * n, dtype="string"), "launch_id": np.arange(n)})
         built = plain.assign(source_file=pd.array(shared, dtype="string"))
         assert parquet_bytes(built, {"k": "v"}) == parquet_bytes(plain, {"k": "v"})
+
+
+def test_large_tables_convert_as_pyarrow_converts_them():
+    """core/parquet.arrow_table builds the float64 columns of a large frame itself (NaN as null); the result must be
+    pyarrow's own `from_pandas`: types, pandas metadata, values and nulls, and so the same Parquet bytes."""
+    import pyarrow as pa
+
+    from ncu_roofline.core.parquet import _OWN_FLOATS_FROM, arrow_table
+
+    n = _OWN_FLOATS_FROM + 3
+    rng = np.random.default_rng(0)
+    odd = rng.random(n)
+    odd[::5], odd[1::7], odd[2::11], odd[3::13] = np.nan, np.inf, -0.0, -np.inf
+    block = np.stack([odd, np.arange(n, dtype=float), np.full(n, np.nan)])  # one block, as the pipeline keeps it
+    table = pd.DataFrame(block.T, columns=["time_s", "bytes_dram", "ii_l1"])
+    table.insert(0, "kernel_name", pd.array(np.where(np.arange(n) % 3, "k", None), dtype="string"))
+    table["stream"] = pd.array(np.arange(n) % 4, dtype="Int64")
+    table["bound"] = pd.Categorical(np.where(np.arange(n) % 2, "dram", "fp32"))
+    table["sol_complete"] = np.arange(n) % 2 == 0
+    ours, theirs = arrow_table(table), pa.Table.from_pandas(table, preserve_index=False)
+    assert ours.schema.equals(theirs.schema, check_metadata=True)
+    assert ours.equals(theirs)
+    assert [ours.column(c).null_count for c in ("time_s", "bytes_dram", "ii_l1")] == [int(np.isnan(odd).sum()), 0, n]
+    assert parquet_bytes(table, {"k": "v"}) == pq_bytes_of(theirs, {"k": "v"})
+
+
+def pq_bytes_of(arrow, metadata):
+    """What core/parquet writes, from a table converted by pyarrow itself."""
+    from ncu_roofline.core import parquet
+
+    merged = dict(arrow.schema.metadata or {})
+    merged.update({k.encode(): v.encode() for k, v in sorted(metadata.items())})
+    arrow = arrow.replace_schema_metadata(merged)
+    sink = io.BytesIO()
+    pq.write_table(arrow, sink, compression="zstd", write_statistics=parquet._with_statistics(arrow.schema))
+    return sink.getvalue()
