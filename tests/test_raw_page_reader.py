@@ -110,3 +110,28 @@ def test_identity_text_over_many_batches_reads_as_written(tmp_path, monkeypatch)
         [expected[(i * 7 // 5) % len(names)] for i in range(300)]
     assert table["process_id"].tolist() == [100 + i % 3 for i in range(300)]
     assert table["grid"].tolist() == [f"({i % 4 + 1}, 1, 1)" for i in range(300)]
+
+
+@pytest.mark.parametrize("rows_hint", [1, 37, 1_000_000])
+def test_metric_values_over_many_batches_land_on_their_launch(tmp_path, monkeypatch, rows_hint):
+    """The metric block is filled batch by batch from a guess of the row count (readers/raw_page._Block): a guess
+    far too low (the block grows, more than once), about right, or far too high, every launch keeps its own values
+    and its own notes."""
+    monkeypatch.setattr(raw_page, "BLOCK_SIZE", 1024)
+    monkeypatch.setattr(raw_page, "_rows_hint", lambda start, units: rows_hint)
+    odd = {17: "nan", 140: "inf", 299: "nan"}
+    rows = [HEADER, UNITS]
+    for i in range(300):
+        dram = odd.get(i, f"{i * 1.5}")
+        rows.append(f'"{i}","42","app","host","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","{dram}","{1000 + i}",'
+                    f'"{i % 7}"')
+    path = tmp_path / "raw.csv"
+    path.write_text("\n".join(rows) + "\n")
+    table = read_csv_export(path, load_catalogue().wants)
+    dram = table["dram__bytes.sum"].to_numpy()
+    assert [i for i in range(300) if np.isnan(dram[i])] == sorted(odd)
+    assert all(dram[i] == i * 1500.0 for i in range(300) if i not in odd)  # Kbyte
+    assert table["gpu__time_duration.sum"].tolist() == [(1000 + i) * 1e-9 for i in range(300)]
+    assert table["lts__t_bytes.sum"].tolist() == [float(i % 7) for i in range(300)]
+    noted = [i for i, text in enumerate(table["reader_notes"]) if "dram__bytes.sum is not a number" in text]
+    assert noted == sorted(odd)
