@@ -135,3 +135,27 @@ def test_metric_values_over_many_batches_land_on_their_launch(tmp_path, monkeypa
     assert table["lts__t_bytes.sum"].tolist() == [float(i % 7) for i in range(300)]
     noted = [i for i, text in enumerate(table["reader_notes"]) if "dram__bytes.sum is not a number" in text]
     assert noted == sorted(odd)
+
+
+@pytest.mark.parametrize("cells, text, number", [
+    ([b" 42 "] * 5, ["42"] * 5, [42] * 5),  # one value on every row: filled at once
+    ([None] * 4, [None] * 4, [None] * 4),  # every row null
+    ([b"42", None, b"42"], ["42", None, "42"], [42, None, 42]),  # one value and a null: row by row
+    ([b"", b""], [None, None], [None, None]),  # one value, empty once stripped
+    ([b"7", b"1,024", b"7"], ["7", "1,024", "7"], [7, 1024, 7]),
+])
+def test_identity_values_as_written(cells, text, number):
+    """readers/columns.decode_values over a parser's dictionary column, chunked as the parser hands it over: text
+    stripped (empty is null), numbers through the identity rules, whether rows share one value or not."""
+    import pyarrow as pa
+
+    from ncu_roofline.readers.columns import _integer, decode_values
+
+    column = pa.chunked_array([pa.array(cells[:2], pa.binary()).dictionary_encode(),
+                               pa.array(cells[2:], pa.binary()).dictionary_encode()])
+    as_text = decode_values(column)
+    assert str(as_text.dtype) == "string" and len(as_text) == len(cells)
+    assert [None if v is pd.NA else v for v in as_text.tolist()] == text
+    as_number = decode_values(column, _integer, dtype="Int64")
+    assert str(as_number.dtype) == "Int64"
+    assert [None if v is pd.NA else v for v in as_number.tolist()] == number

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.launch_table import IDENTITY_COLUMNS
+from ..core.launch_table import IDENTITY_COLUMNS, repeated_text
 from .units import metric_unit_factor
 
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
@@ -133,6 +133,8 @@ def decode_values(values: pa.Array | pa.ChunkedArray, convert: Callable[[str], o
     texts = [decode(v).strip() for v in encoded.dictionary.to_pylist()]
     if unquote:
         texts = [text.strip('"') for text in texts]
+    if len(encoded) and (encoded.null_count == len(encoded) or (len(texts) == 1 and not encoded.null_count)):
+        return _one_value(texts[0] if texts and not encoded.null_count else None, len(encoded), convert, dtype)
     codes = encoded.indices.fill_null(len(texts))
     if convert is None:
         # large_string: the type pandas keeps its strings in, so that the array is taken without a cast
@@ -144,6 +146,23 @@ def decode_values(values: pa.Array | pa.ChunkedArray, convert: Callable[[str], o
             codes.to_numpy(zero_copy_only=False).astype(np.int64))
     lookup = np.array([convert(text) for text in texts] + [pd.NA], dtype=object)
     return lookup[codes.to_numpy(zero_copy_only=False)]
+
+
+def _one_value(text: str | None, n: int, convert: Callable[[str], object] | None, dtype: str | None):
+    """`decode_values` of a column whose rows all hold `text` (None: all null; a capture's one process, context
+    or compute capability), without a row-by-row take: text as one shared Arrow chunk (launch_table.repeated_text),
+    numbers filled at once."""
+    if convert is None:
+        return pd.array(repeated_text(text or None, n), dtype="string")
+    value = pd.NA if text is None else convert(text)
+    lookup = pd.array([value], dtype=dtype) if dtype is not None else None
+    if isinstance(lookup, (pd.arrays.IntegerArray, pd.arrays.FloatingArray)):
+        values = np.zeros(n, dtype=lookup.dtype.numpy_dtype) if value is pd.NA else \
+            np.full(n, lookup.to_numpy(dtype=lookup.dtype.numpy_dtype)[0])
+        return type(lookup)(values, np.full(n, value is pd.NA))
+    if lookup is not None:
+        return lookup.take(np.zeros(n, dtype=np.intp))
+    return np.full(n, value, dtype=object)
 
 
 def _integer(text: str) -> object:
