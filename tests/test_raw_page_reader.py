@@ -159,3 +159,25 @@ def test_identity_values_as_written(cells, text, number):
     as_number = decode_values(column, _integer, dtype="Int64")
     assert str(as_number.dtype) == "Int64"
     assert [None if v is pd.NA else v for v in as_number.tolist()] == number
+
+
+@pytest.mark.parametrize("cells, ids, refused", [
+    (["0", "1", "007"], [0, 1, 7], None),  # digits only: one integer cast
+    (["0", "+1", "2.0"], [0, 1, 2], None),  # other spellings of an integer: the float parse
+    (["0", "1", "9007199254740991"], [0, 1, 2 ** 53 - 1], None),
+    (["0", "0x1f"], None, "0x1f"),  # Arrow's integer cast would read hex: refused as before
+    (["0", "9007199254740993"], None, "9007199254740993"),  # beyond 2^53
+    (["0", "-1"], None, "-1"),
+])
+def test_launch_ids_as_written(tmp_path, cells, ids, refused):
+    from ncu_roofline.core.errors import InputError
+
+    lines = [HEADER, UNITS] + [f'"{cell}","42","app","host","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","1","2","3"'
+                               for cell in cells]
+    path = tmp_path / "raw.csv"
+    path.write_text("\n".join(lines) + "\n")
+    if refused is None:
+        assert read_csv_export(path, load_catalogue().wants)["launch_id"].tolist() == ids
+    else:
+        with pytest.raises(InputError, match=re.escape(f"the ID column holds {refused!r}, not a launch number")):
+            read_csv_export(path, load_catalogue().wants)
