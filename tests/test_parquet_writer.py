@@ -46,13 +46,14 @@ def test_a_repeated_text_writes_the_bytes_of_the_same_column_built_row_by_row():
 
 
 def test_large_tables_convert_as_pyarrow_converts_them():
-    """core/parquet.arrow_table builds the float64 columns of a large frame itself (NaN as null); the result must be
-    pyarrow's own `from_pandas`: types, pandas metadata, values and nulls, and so the same Parquet bytes."""
+    """core/parquet.arrow_table builds the float64 and category columns of a large frame itself (NaN and code -1 as
+    null); the result must be pyarrow's own `from_pandas`: types, pandas metadata, values and nulls, and so the same
+    Parquet bytes."""
     import pyarrow as pa
 
-    from ncu_roofline.core.parquet import _OWN_FLOATS_FROM, arrow_table
+    from ncu_roofline.core.parquet import _OWN_COLUMNS_FROM, arrow_table
 
-    n = _OWN_FLOATS_FROM + 3
+    n = _OWN_COLUMNS_FROM + 3
     rng = np.random.default_rng(0)
     odd = rng.random(n)
     odd[::5], odd[1::7], odd[2::11], odd[3::13] = np.nan, np.inf, -0.0, -np.inf
@@ -61,11 +62,16 @@ def test_large_tables_convert_as_pyarrow_converts_them():
     table.insert(0, "kernel_name", pd.array(np.where(np.arange(n) % 3, "k", None), dtype="string"))
     table["stream"] = pd.array(np.arange(n) % 4, dtype="Int64")
     table["bound"] = pd.Categorical(np.where(np.arange(n) % 2, "dram", "fp32"))
+    table["limiter"] = pd.Categorical(np.where(np.arange(n) % 3, None, "issue"), categories=["mem", "issue", "none"])
+    table["def_time_s"] = pd.Categorical([f"d{i % 300}" for i in range(n)], ordered=True)  # int16 codes
+    table["ceiling_source"] = pd.Categorical([None] * n, categories=["spec"])
     table["sol_complete"] = np.arange(n) % 2 == 0
     ours, theirs = arrow_table(table), pa.Table.from_pandas(table, preserve_index=False)
     assert ours.schema.equals(theirs.schema, check_metadata=True)
     assert ours.equals(theirs)
     assert [ours.column(c).null_count for c in ("time_s", "bytes_dram", "ii_l1")] == [int(np.isnan(odd).sum()), 0, n]
+    assert ours.column("limiter").null_count == len([i for i in range(n) if i % 3])
+    assert str(ours.schema.field("def_time_s").type) == "dictionary<values=large_string, indices=int16, ordered=1>"
     assert parquet_bytes(table, {"k": "v"}) == pq_bytes_of(theirs, {"k": "v"})
 
 
