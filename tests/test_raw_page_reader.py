@@ -112,11 +112,11 @@ def test_identity_text_over_many_batches_reads_as_written(tmp_path, monkeypatch)
     assert table["grid"].tolist() == [f"({i % 4 + 1}, 1, 1)" for i in range(300)]
 
 
-@pytest.mark.parametrize("rows_hint", [1, 37, 1_000_000])
+@pytest.mark.parametrize("rows_hint", [1, 37, 1_000_000, 2 ** 48])  # 2^48: no such block can be had (MemoryError)
 def test_metric_values_over_many_batches_land_on_their_launch(tmp_path, monkeypatch, rows_hint):
     """The metric block is filled batch by batch from a guess of the row count (readers/raw_page._Block): a guess
-    far too low (the block grows, more than once), about right, or far too high, every launch keeps its own values
-    and its own notes."""
+    far too low (the block grows, more than once), about right, far too high, or beyond memory, every launch keeps
+    its own values and its own notes."""
     monkeypatch.setattr(raw_page, "BLOCK_SIZE", 1024)
     monkeypatch.setattr(raw_page, "_rows_hint", lambda start, units: rows_hint)
     odd = {17: "nan", 140: "inf", 299: "nan"}

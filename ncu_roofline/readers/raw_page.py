@@ -305,7 +305,10 @@ class _Block:
     def __init__(self, taken: list[str], metrics: list[str], rows_hint: int) -> None:
         self.taken = set(taken)
         self._rows = {name: i for i, name in enumerate(metrics) if name in self.taken}
-        self._block = metric_rows(rows_hint, len(metrics))
+        try:
+            self._block = metric_rows(rows_hint, len(metrics))
+        except MemoryError:  # a guess beyond the address space allowed (empty first rows of a huge file): grow
+            self._block = metric_rows(1024, len(metrics))
         self._filled = 0
         self._odd: dict[str, list[tuple[int, np.ndarray]]] = {}
 
