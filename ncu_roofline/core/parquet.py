@@ -21,7 +21,7 @@ def parquet_bytes(table: pd.DataFrame, metadata: dict[str, str]) -> bytes:
     return sink.getvalue()
 
 
-_OWN_COLUMNS_FROM = 1 << 18  # rows
+_OWN_COLUMNS_FROM = 1 << 16  # rows: below, converting no rows costs more than the scans it saves
 
 
 def arrow_table(table: pd.DataFrame) -> pa.Table:
@@ -29,7 +29,7 @@ def arrow_table(table: pd.DataFrame) -> pa.Table:
     pandas' conversion looks for NaN (a null in Arrow) value by value, ~2.8 ms per 10^6 values against 0.3 ms for
     numpy's `isnan`, and for a category's -1 codes ~2 ms; a launch table has ~45 and ~19 such columns (0.19 -> 0.06
     CPU-s at 10^6 launches). The types, the categories and the pandas metadata come from converting no rows, which
-    costs more than it saves below ~10^5 rows (those are converted as a whole), as is a frame with object columns
+    costs more than it saves below ~65,000 rows (those are converted as a whole), as is a frame with object columns
     (whose type depends on their values)."""
     dtypes = list(table.dtypes)
     floats = {i for i, dtype in enumerate(dtypes) if isinstance(dtype, np.dtype) and dtype == np.float64}
