@@ -1,0 +1,166 @@
+"""The grouping step's shortcuts (no sort, no groupby, no sums where every launch agrees) give what the definitions
+say, on random launch tables with several groups: roofs shared by some groups and not others, unknown roofs and
+amounts, amounts zero on every launch, distinct values that agree or not.
+
+References are written here: a loop over each group's launches for the roofs and the distinct values, and pandas'
+own groupby sum (a column at a time) for the sums, which the grouping keeps bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ncu_roofline.core.vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS
+from ncu_roofline.pipeline.group import _distinct, _group_roofs, _group_sums_or_null
+
+PEAKS = (1e12, 2e12, 7.5e11)
+
+
+def random_launches(rng: np.random.Generator, n: int, n_groups: int) -> pd.DataFrame:
+    """`_group` (every group used) and `time_s`, and per term a roof and an amount each in one of several shapes."""
+    group = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, n - n_groups)])
+    rng.shuffle(group)
+    columns: dict[str, object] = {"_group": group, "time_s": rng.uniform(1e-6, 1e-3, n)}
+    for term in ALL_TERMS:
+        shape = rng.integers(0, 5)
+        if shape == 0:  # one roof on every launch
+            peak = np.full(n, PEAKS[0])
+        elif shape == 1:  # one roof per group
+            peak = np.asarray(PEAKS)[group % len(PEAKS)]
+        elif shape == 2:  # a roof per launch (its own clock)
+            peak = rng.uniform(1e11, 1e12, n)
+        elif shape == 3:  # unknown on every launch
+            peak = np.full(n, np.nan)
+        else:  # one roof, unknown on some launches
+            peak = np.where(rng.random(n) < 0.2, np.nan, PEAKS[1])
+        kind = rng.integers(0, 4)
+        amount = {0: lambda: rng.uniform(0, 1e9, n), 1: lambda: np.zeros(n), 2: lambda: np.full(n, np.nan),
+                  3: lambda: np.where(rng.random(n) < 0.3, 0.0, np.where(rng.random(n) < 0.1, np.nan,
+                                                                           rng.uniform(0, 1e9, n)))}[kind]()
+        if kind == 1 and rng.random() < 0.5:
+            amount[::2] = -0.0
+        columns[term.peak] = peak
+        columns.setdefault(term.amount, amount)
+    for column in TENSOR_FLOP_COLUMNS:  # split tensor work on some launches, or on none
+        columns[column] = columns[column] if rng.random() < 0.5 else np.full(n, np.nan)
+    return pd.DataFrame(columns)
+
+
+def loop_sum(values) -> float:
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
+def group_roof(rows: pd.DataFrame, term, split: np.ndarray) -> tuple[float, float]:
+    """The group's roof and summed term time, from docs' definitions (pipeline/group.py's docstring)."""
+    peak, amount, time_s = (rows[c].to_numpy(dtype="float64") for c in (term.peak, term.amount, "time_s"))
+    if np.isnan(peak).any():
+        return math.nan, math.nan
+    known = peak[~np.isnan(peak)]
+    if known.min() == known.max():
+        return float(known[0]), _term_time(peak, amount, term, split)
+    with np.errstate(invalid="ignore"):
+        weighted = loop_sum(np.nan_to_num(peak * time_s)) / loop_sum(np.nan_to_num(time_s))
+    time = _term_time(peak, amount, term, split)
+    total = loop_sum(np.nan_to_num(amount))
+    amounts_known = not (np.isnan(amount).all() and not (term.key == "tensor" and split.any()))
+    with np.errstate(divide="ignore", invalid="ignore"):  # split tensor work: no whole-pipe time, an infinite roof
+        roof = total / loop_sum(np.nan_to_num(_launch_times(peak, amount, term, split))) \
+            if amounts_known and total > 0 else weighted
+    return (roof if math.isfinite(roof) else math.nan), time
+
+
+def _launch_times(peak, amount, term, split):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        times = np.where(amount == 0, 0.0, amount / peak)
+    if term.key == "tensor":
+        times[split] = 0.0
+    return times
+
+
+def _term_time(peak, amount, term, split) -> float:
+    if np.isnan(amount).all() and not (term.key == "tensor" and split.any()):
+        return math.nan
+    times = _launch_times(peak, amount, term, split)
+    return math.nan if np.isnan(times).any() else loop_sum(times)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_groups=st.integers(1, 6), extra=st.integers(0, 40))
+def test_group_roofs_and_term_times_are_the_definitions(seed: int, n_groups: int, extra: int) -> None:
+    rng = np.random.default_rng(seed)
+    frame = random_launches(rng, n_groups + extra, n_groups)
+    out = pd.DataFrame({"t_sol_s": np.ones(n_groups)})
+    got = _group_roofs(frame, out)
+    for g in range(n_groups):
+        rows = frame[frame["_group"] == g]
+        split = np.zeros(len(rows), dtype=bool)
+        for column in TENSOR_FLOP_COLUMNS:
+            split |= ~np.isnan(rows[column].to_numpy(dtype="float64"))
+        times = []
+        for term in ALL_TERMS:
+            roof, time = group_roof(rows, term, split)
+            value = got[term.peak][g]
+            assert (math.isnan(roof) and math.isnan(value)) or value == roof, (term.peak, g, value, roof)
+            times.append(time)
+        known = [t for t in times if not math.isnan(t)]
+        want = ALL_TERMS[times.index(max(known))].key if known else None
+        bound = got["bound"][g]
+        assert (None if pd.isna(bound) else bound) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_groups=st.integers(1, 6), extra=st.integers(0, 300),
+       ordered=st.booleans(), holes=st.sampled_from(["none", "some", "every"]))
+def test_group_sums_are_pandas_groupby_sums_of_the_block_or_null(seed, n_groups, extra, ordered, holes) -> None:
+    """Bit for bit pandas' groupby sum of the summed columns as one float block, null where any launch has the
+    column unknown. pandas sums a block by `reduceat` where the codes are sorted and the block holds no NaN, else
+    by its compensated loop: codes sorted or not, columns with unknowns in none, some or all of them."""
+    rng = np.random.default_rng(seed)
+    n = n_groups + extra
+    group = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, extra)])
+    group = np.sort(group) if ordered else rng.permutation(group)
+    columns = {"spread": rng.uniform(-1, 1, n) * 10.0 ** rng.integers(-5, 15, n), "zeros": np.zeros(n),
+               "signed_zeros": np.where(rng.random(n) < 0.5, -0.0, 0.0), "negative_zeros": np.full(n, -0.0),
+               "unknown": np.full(n, np.nan), "ones": np.ones(n), "large": rng.uniform(0, 1e12, n)}
+    if holes != "none":
+        for name in ("spread", "ones", "large") if holes == "every" else ("large",):
+            columns[name] = np.where(rng.random(n) < 0.05, np.nan, columns[name])
+    got = _group_sums_or_null(dict(columns), group)
+    summed = [c for c in columns if not np.isnan(columns[c]).all()]
+    block = pd.DataFrame(np.vstack([columns[c] for c in summed]).T, copy=False)
+    sums = block.groupby(group, sort=True).sum(min_count=1).to_numpy()
+    for j, name in enumerate(summed):
+        unknown = pd.Series(np.isnan(columns[name])).groupby(group, sort=True).any().to_numpy()
+        want = np.where(unknown, np.nan, sums[:, j])
+        assert got[name].dtype == np.float64
+        assert np.array_equal(np.isnan(got[name]), np.isnan(want)), name
+        known = ~np.isnan(want)
+        assert got[name][known].tobytes() == want[known].tobytes(), name  # -0.0 and 0.0 told apart
+    assert np.isnan(got["unknown"]).all() and len(got["unknown"]) == n_groups
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_groups=st.integers(1, 5), extra=st.integers(0, 30),
+       categories=st.integers(1, 5), nulls=st.sampled_from([0.0, 0.3, 1.0]), used=st.integers(1, 5),
+       as_text=st.booleans())
+def test_distinct_is_each_groups_sorted_values_joined(seed, n_groups, extra, categories, nulls, used,
+                                                      as_text) -> None:
+    rng = np.random.default_rng(seed)
+    n = n_groups + extra
+    group = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, extra)])
+    names = [f"def_{chr(ord('e') - i)}" for i in range(categories)]  # listed out of sorted order
+    picks = rng.choice(names, size=n).astype(object) if used > 1 else np.full(n, names[-1], dtype=object)
+    picks[rng.random(n) < nulls] = None
+    values = pd.Series(picks, dtype="string") if as_text else pd.Series(pd.Categorical(picks, categories=names))
+    frame = pd.DataFrame({"def_x": values, "_group": group})
+    got = _distinct(frame, "def_x").tolist()
+    for g in range(n_groups):
+        present = sorted({v for v, k in zip(picks, group) if k == g and v is not None})
+        assert (None if pd.isna(got[g]) else got[g]) == ("+".join(present) if present else None), (g, got[g])
