@@ -17,6 +17,7 @@ from ..core.status import StatusNotes
 from ..core.vocabulary import COUNTED_COLUMNS, PEAK_COLUMNS
 from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
+from .codes import category_texts
 from .derive import Gap, derive_quantities
 from .limiter import launch_limiters
 from .rank import speed_of_light
@@ -71,7 +72,7 @@ def place_launches(frame: pd.DataFrame, values: pd.DataFrame, notes: StatusNotes
     why = launch_limiters(frame, pd.concat([values, sol], axis=1), catalogue, options.devices, options.clock)
     result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
                         values, sol, why], axis=1)
-    result["status"] = notes.render().to_numpy()
+    result["status"] = category_texts(notes.render().array)
     return result
 
 

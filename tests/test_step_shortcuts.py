@@ -1,9 +1,10 @@
-"""The grouping step's shortcuts (no sort, no groupby, no sums where every launch agrees) give what the definitions
-say, on random launch tables with several groups: roofs shared by some groups and not others, unknown roofs and
-amounts, amounts zero on every launch, distinct values that agree or not.
+"""The steps' shortcuts where every launch agrees (no sort, no groupby, no sums, one bool for a mask) give what the
+definitions say, on random launch tables: roofs shared by every launch, by a group or by none, unknown roofs and
+amounts, amounts zero on every launch, distinct values that agree or not, tensor work split on some rows.
 
-References are written here: a loop over each group's launches for the roofs and the distinct values, and pandas'
-own groupby sum (a column at a time) for the sums, which the grouping keeps bit for bit."""
+References are written here: a loop over each group's launches for the group roofs and the distinct values; pandas'
+own groupby sum of the columns as one block for the sums (kept bit for bit); each launch alone for the speed of
+light (per launch by definition); pandas' own conversion of an object array for the status texts."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ncu_roofline.core.status import StatusNotes
 from ncu_roofline.core.vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS
+from ncu_roofline.pipeline.ceilings import OWN_ROOFS
+from ncu_roofline.pipeline.codes import category_texts
 from ncu_roofline.pipeline.group import _distinct, _group_roofs, _group_sums_or_null
+from ncu_roofline.pipeline.rank import speed_of_light
 
 PEAKS = (1e12, 2e12, 7.5e11)
 
@@ -164,3 +169,48 @@ def test_distinct_is_each_groups_sorted_values_joined(seed, n_groups, extra, cat
     for g in range(n_groups):
         present = sorted({v for v, k in zip(picks, group) if k == g and v is not None})
         assert (None if pd.isna(got[g]) else got[g]) == ("+".join(present) if present else None), (g, got[g])
+
+
+def random_placed(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    """Launch rows as speed of light reads them: per term an amount and a roof, each shared by every row, varying,
+    or unknown on some or every row; tensor work split by type on none, some or every row; own roofs or not."""
+    columns: dict[str, object] = {"time_s": rng.uniform(1e-6, 1e-3, n)}
+    for term in ALL_TERMS:
+        roof = [np.full(n, 1e12), rng.uniform(1e11, 1e12, n), np.full(n, np.nan),
+                np.where(rng.random(n) < 0.3, np.nan, 1e12)][rng.integers(0, 4)]
+        amount = [rng.uniform(0, 1e9, n), np.zeros(n), np.full(n, np.nan),
+                  np.where(rng.random(n) < 0.3, np.nan, rng.uniform(0, 1e9, n))][rng.integers(0, 4)]
+        columns[term.peak] = roof
+        columns.setdefault(term.amount, amount)
+    split = [np.zeros(n, dtype=bool), np.ones(n, dtype=bool), rng.random(n) < 0.5][rng.integers(0, 3)]
+    for column in TENSOR_FLOP_COLUMNS:
+        columns[column] = np.where(split, columns[column], np.nan)
+    own = [np.zeros(n), np.full(n, rng.integers(0, 1 << 13)), rng.integers(0, 1 << 13, n)][rng.integers(0, 3)]
+    columns[OWN_ROOFS] = own.astype(np.int64)
+    return pd.DataFrame(columns)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
+def test_speed_of_light_of_many_rows_is_that_of_each_row_alone(seed: int, n: int) -> None:
+    """Speed of light and completeness are per launch: a row's values and status are those it gets alone (where
+    every mask of a one-row frame is one bool, and several rows take the per-row masks)."""
+    frame = random_placed(np.random.default_rng(seed), n)
+    notes = StatusNotes(n)
+    together = speed_of_light(frame, notes)
+    status = notes.render().astype(str).tolist()
+    for i in range(n):
+        alone_notes = StatusNotes(1)
+        alone = speed_of_light(frame.iloc[[i]].reset_index(drop=True), alone_notes)
+        pd.testing.assert_frame_equal(together.iloc[[i]].reset_index(drop=True), alone, check_categorical=False)
+        assert status[i] == alone_notes.render().astype(str).tolist()[0]
+
+
+@given(codes=st.lists(st.integers(-1, 3), max_size=30), texts=st.sampled_from([["ok", "no roof fp64", "é", ""]]))
+def test_category_texts_are_what_a_frame_makes_of_the_texts(codes, texts) -> None:
+    """pandas' own conversion of the object array (the `str` column a frame makes of it) is the reference."""
+    values = pd.Categorical.from_codes(np.asarray(codes, dtype=np.int8), categories=pd.Index(texts, dtype=object))
+    want, got = pd.DataFrame({"a": np.zeros(len(codes))}), pd.DataFrame({"a": np.zeros(len(codes))})
+    want["status"] = pd.Series(values).to_numpy()
+    got["status"] = category_texts(values)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
