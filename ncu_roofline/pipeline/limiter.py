@@ -82,19 +82,26 @@ def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None
     peak = _column(inputs, "peak_warp_inst_per_s") / GIGA
     missing = np.isnan(peak)
     if missing.any() and devices:
+        clock = raw_clock(inputs)
+        if None in devices:  # --gpu: its row stands for every device, no launch's device name is read
+            _table_peak(peak, missing, clock, devices[None])
+            return peak
         # each device's launches by code (a null name is ''): no text per launch
         codes, names = pd.factorize(raw["device_name"]) if "device_name" in raw else \
             (np.full(len(raw), -1), np.asarray([], dtype=object))
-        clock = raw_clock(inputs)
-        for code in np.unique(codes[missing]):
-            name = str(names[code]) if code >= 0 else ""
-            spec = devices.get(None, devices.get(name))  # --gpu: its row stands for every device
-            if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
-                continue
-            rows = missing & (codes == code)
-            hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
-            peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
+        used = np.flatnonzero(np.bincount(codes[missing] + 1, minlength=len(names) + 1)) - 1  # no sort
+        for code in used.tolist():
+            spec = devices.get(str(names[code]) if code >= 0 else "")
+            _table_peak(peak, missing & (codes == code), clock, spec)
     return peak
+
+
+def _table_peak(peak: np.ndarray, rows: np.ndarray, clock: np.ndarray, spec: object) -> None:
+    """The GPU table's SMs x schedulers x measured clock (its boost clock where none is measured) on `rows`."""
+    if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
+        return
+    hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
+    peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
 
 
 def raw_clock(inputs: pd.DataFrame) -> np.ndarray:
