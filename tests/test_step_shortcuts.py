@@ -12,17 +12,22 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ncu_roofline import InputError, analyze
 from ncu_roofline.core.status import StatusNotes
 from ncu_roofline.core.vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS
 from ncu_roofline.pipeline.ceilings import OWN_ROOFS
 from ncu_roofline.pipeline.codes import category_texts
-from ncu_roofline.pipeline.group import _distinct, _group_roofs, _group_sums_or_null
+from ncu_roofline.pipeline.group import _distinct, _group_roofs, _group_status, _group_sums_or_null
 from ncu_roofline.pipeline.rank import speed_of_light
 
+from conftest import FIXTURES
+
 PEAKS = (1e12, 2e12, 7.5e11)
+RAW_BASE_UNITS_LAUNCHES = len(FIXTURES.joinpath("raw_base_units.csv").read_text().splitlines()) - 1  # a header
 
 
 def random_launches(rng: np.random.Generator, n: int, n_groups: int) -> pd.DataFrame:
@@ -214,3 +219,38 @@ def test_category_texts_are_what_a_frame_makes_of_the_texts(codes, texts) -> Non
     want["status"] = pd.Series(values).to_numpy()
     got["status"] = category_texts(values)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_groups=st.integers(1, 5), extra=st.integers(0, 40))
+def test_group_status_counts_each_note_over_the_groups_launches(seed: int, n_groups: int, extra: int) -> None:
+    """A group's note is its launches' note, with '(k of n launches)' where only some launches have it; 'ok'
+    where none has any. Launch rows may stand for several launches (`launches`)."""
+    rng = np.random.default_rng(seed)
+    n = n_groups + extra
+    group = rng.permutation(np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, extra)]))
+    statuses = np.asarray(["ok", "no roof fp64", "above_roof dram", "no roof fp64; above_roof dram"], dtype=object)
+    status = statuses[rng.integers(0, len(statuses), n) if rng.random() < 0.8 else np.zeros(n, dtype=int)]
+    weights = rng.integers(1, 4, n)
+    frame = pd.DataFrame({"_group": group, "status": pd.array(status, dtype="str"), "launches": weights})
+    launches = np.bincount(group, weights=weights).astype(np.int64)
+    got = _group_status(frame, launches, None)
+    for g in range(n_groups):
+        counts: dict[str, int] = {}  # notes in the order of the sorted status texts that hold them
+        for text in sorted({t for t, k in zip(status, group) if k == g}):
+            for note in text.split("; "):
+                if note != "ok":
+                    counts[note] = counts.get(note, 0) + sum(int(w) for t, k, w in zip(status, group, weights)
+                                                             if k == g and t == text)
+        want = "; ".join(note if c >= launches[g] else f"{note} ({c} of {launches[g]} launches)"
+                         for note, c in counts.items())
+        assert got[g] == (want or "ok"), (g, got[g], want)
+
+
+@pytest.mark.parametrize("block_cells", [None, 0])
+def test_a_capture_without_counters_is_refused_whether_tested_as_a_block_or_by_column(block_cells, monkeypatch):
+    if block_cells is not None:
+        monkeypatch.setattr("ncu_roofline.pipeline.evaluate.BLOCK_CELLS", block_cells)
+    with pytest.raises(InputError, match="no roofline metrics"):
+        analyze(FIXTURES / "details_section_labels.csv")
+    assert len(analyze(FIXTURES / "raw_base_units.csv").launches) == RAW_BASE_UNITS_LAUNCHES

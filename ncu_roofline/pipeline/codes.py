@@ -39,3 +39,11 @@ def category_texts(values: pd.Categorical) -> pd.api.extensions.ExtensionArray:
     indices = pa.array(codes, mask=codes < 0) if len(codes) and codes.min() < 0 else pa.array(codes)
     return pd.array(pa.DictionaryArray.from_arrays(indices, strings).cast(pa.large_string()),
                     dtype=pd.StringDtype(na_value=np.nan))
+
+
+def one_text(values: pd.Series) -> bool:
+    """Whether every row holds one and the same value, none null (a capture's source file on each of its
+    launches): compared with the first row's, without hashing every row as `nunique` does."""
+    if not len(values) or values.isna().any():
+        return False
+    return bool((values == values.iloc[0]).all())

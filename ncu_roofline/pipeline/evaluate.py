@@ -17,10 +17,11 @@ from ..core.status import StatusNotes
 from ..core.vocabulary import COUNTED_COLUMNS, PEAK_COLUMNS
 from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
-from .codes import category_texts
+from .codes import category_texts, one_text
 from .derive import Gap, derive_quantities
 from .limiter import launch_limiters
 from .rank import speed_of_light
+from .validity import BLOCK_CELLS
 
 COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
                 "`ncu-roofline metrics` for the --metrics list")
@@ -84,13 +85,16 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
     everything else ncu showed.
     """
     files = raw["source_file"]
-    one = len(raw) and files.notna().all() and files.nunique() == 1  # one capture: its rows are the frame, no copy
+    one = one_text(files)  # one capture: its rows are the frame, no copy
     for source, rows in ([(files.iloc[0], raw)] if one else raw.groupby("source_file", sort=True)):
         if source in reports:  # before any walk over its columns
             continue
         candidates = [c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")]
-        has_value = rows[candidates].notna().any(axis=0)  # one call over the block, not a Series per column
-        present = sorted(c for c, any_value in zip(candidates, has_value.to_numpy(dtype=bool)) if any_value)
+        if len(rows) * len(candidates) <= BLOCK_CELLS:  # one call over the block, not a Series per column
+            has_value = rows[candidates].notna().any(axis=0).to_numpy(dtype=bool)
+        else:  # column by column: no copied block of 10^6 launches
+            has_value = [bool(rows[c].notna().any()) for c in candidates]
+        present = sorted(c for c, any_value in zip(candidates, has_value) if any_value)
         if any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
             continue
         from .collect import metrics_flag

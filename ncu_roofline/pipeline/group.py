@@ -376,10 +376,18 @@ def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndar
     status_codes, texts = pd.factorize(status, sort=True)
     known = status_codes >= 0
     width = max(len(texts), 1)
-    keys, inverse = np.unique(frame["_group"].to_numpy(dtype=np.int64)[known] * width + status_codes[known],
-                              return_inverse=True)
-    counts = np.bincount(inverse.reshape(-1), weights=frame["launches"].to_numpy(dtype=np.int64)[known],
-                         minlength=len(keys))
+    every = bool(known.all())
+    pairs = frame["_group"].to_numpy(dtype=np.int64) * width + status_codes
+    pairs = pairs if every else pairs[known]
+    weights = frame["launches"].to_numpy(dtype=np.int64)
+    weights = weights if every else weights[known]
+    present = _presence(pairs, len(launches) * width)
+    if present is None:
+        keys, inverse = np.unique(pairs, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(keys))
+    else:  # the (group, status) pairs present from a table of them: no sort of the launches
+        keys = np.flatnonzero(present)
+        counts = np.bincount(pairs, weights=weights, minlength=len(present))[keys]
     pairs = ((int(key) // width, str(texts[int(key) % width]), int(count)) for key, count in zip(keys, counts))
     notes: dict[int, dict[str, int]] = {}
     for group, status, count in pairs:  # one row per distinct (group, status), never per launch

@@ -69,9 +69,9 @@ def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -
     return table
 
 
-# Cells of the metrics tested at once: a larger block is tested a column at a time (each column's values as they
-# are, no copy), since a copied block over 32 MB is fresh memory, faulted in page by page.
-_BLOCK_CELLS = 4 << 20
+# Cells of a frame's columns tested at once: a larger frame is tested a column at a time (each column's values as
+# they are, no copy), since a copied block over 32 MB is fresh memory, faulted in page by page.
+BLOCK_CELLS = 4 << 20
 
 
 def _flagged(table: pd.DataFrame, metrics: list[str], timing: np.ndarray) -> list[int]:
@@ -80,7 +80,7 @@ def _flagged(table: pd.DataFrame, metrics: list[str], timing: np.ndarray) -> lis
     if not metrics:
         return []
     with np.errstate(invalid="ignore"):
-        if len(table) * len(metrics) <= _BLOCK_CELLS:
+        if len(table) * len(metrics) <= BLOCK_CELLS:
             block = table[metrics].to_numpy(dtype="float64")
             return np.flatnonzero((np.where(timing, block <= 0, block < 0)).any(axis=0)).tolist()
         return [j for j, metric in enumerate(metrics)
