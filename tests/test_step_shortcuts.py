@@ -20,7 +20,7 @@ from ncu_roofline import InputError, analyze
 from ncu_roofline.core.status import StatusNotes
 from ncu_roofline.core.vocabulary import ALL_TERMS, TENSOR_FLOP_COLUMNS
 from ncu_roofline.pipeline.ceilings import OWN_ROOFS
-from ncu_roofline.pipeline.codes import category_texts
+from ncu_roofline.pipeline.codes import category_texts, one_text, sorted_codes
 from ncu_roofline.pipeline.group import _distinct, _group_roofs, _group_status, _group_sums_or_null
 from ncu_roofline.pipeline.rank import speed_of_light
 
@@ -254,3 +254,16 @@ def test_a_capture_without_counters_is_refused_whether_tested_as_a_block_or_by_c
     with pytest.raises(InputError, match="no roofline metrics"):
         analyze(FIXTURES / "details_section_labels.csv")
     assert len(analyze(FIXTURES / "raw_base_units.csv").launches) == RAW_BASE_UNITS_LAUNCHES
+
+
+@given(values=st.lists(st.sampled_from([None, "", "gemm", "gemm ", "é"]), max_size=12), repeat=st.integers(1, 50),
+       dtype=st.sampled_from(["string", "str", "object"]))
+def test_one_text_and_sorted_codes_of_a_column_of_one_value(values, repeat, dtype) -> None:
+    """`one_text` is pandas' `nunique() == 1` with no null; `sorted_codes` of such a column (and of one of nulls
+    only) is what Python's sort of its texts gives, a null as ''."""
+    column = pd.Series(values * repeat, dtype=dtype)
+    assert one_text(column) == (len(column) > 0 and column.notna().all() and column.nunique() == 1)
+    codes, uniques = sorted_codes(column)
+    blanked = ["" if v is None else v for v in values * repeat]
+    assert list(uniques) == sorted(set(blanked))
+    assert [uniques[c] for c in codes] == blanked

@@ -38,7 +38,7 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
-from .codes import sorted_codes
+from .codes import one_text, sorted_codes
 from .rank import split_by_tensor_type
 
 GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
@@ -72,7 +72,8 @@ def group_launches(launches: pd.DataFrame, keys: list[str],
     columns["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
     columns["compute_capability"] = grouped["compute_capability"].first().to_numpy()
     columns["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
-    columns["source_files"] = grouped["source_file"].nunique().to_numpy()
+    columns["source_files"] = np.ones(len(index[0]), dtype=np.int64) if one_text(frame["source_file"]) \
+        else grouped["source_file"].nunique().to_numpy()  # one file: one in every group
     columns.update(_sums_or_null(frame, list(SUMMED)))
     columns.update(_limiter_inputs(frame))
     out = pd.DataFrame(columns, index=pd.RangeIndex(len(index[0]) if index else 0))
@@ -373,7 +374,10 @@ def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndar
     status = frame["status"]
     if isinstance(status.dtype, pd.CategoricalDtype):  # sorted as texts, not in the order of its categories
         status = status.astype("object")
-    status_codes, texts = pd.factorize(status, sort=True)
+    if one_text(status):  # one status on every launch (no factorize of 10^6 texts)
+        status_codes, texts = np.zeros(len(status), dtype=np.int64), np.asarray([status.iloc[0]], dtype=object)
+    else:
+        status_codes, texts = pd.factorize(status, sort=True)
     known = status_codes >= 0
     width = max(len(texts), 1)
     every = bool(known.all())
