@@ -43,19 +43,28 @@ def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,
                     gaps: list[Gap] | None = None) -> tuple[pd.DataFrame, StatusNotes]:
     """Time, FLOPs, bytes and intensities per launch (derive.py), and the status notes begun with them."""
     notes = StatusNotes(len(frame))
-    if "reader_notes" in frame:
+    if "reader_notes" in frame and not _no_text(frame["reader_notes"]):
         notes.add_column(frame["reader_notes"])
     first_gap = len(gaps) if gaps is not None else 0
     derived = derive_quantities(frame, catalogue, notes, gaps)
-    nothing = derived[list(COUNTED_COLUMNS)].isna().all(axis=1).to_numpy().copy()
+    nothing = np.ones(len(derived), dtype=bool)
+    for column in COUNTED_COLUMNS:  # a running mask: no copied block of the columns
+        nothing &= derived[column].isna().to_numpy(dtype=bool)
     if gaps is not None:  # a source without any counter: said once for the run
         found: dict[str, int] = {}
         for gap in gaps[first_gap:]:
             found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED_COLUMNS)
         bare = [source for source, count in found.items() if count == len(COUNTED_COLUMNS)]
-        nothing &= ~frame["source_file"].isin(bare).to_numpy(dtype=bool)
-    notes.add(nothing, COLLECT_HINT)
+        if bare and nothing.any():
+            nothing &= ~frame["source_file"].isin(bare).to_numpy(dtype=bool)
+    if nothing.any():
+        notes.add(nothing, COLLECT_HINT)
     return derived, notes
+
+
+def _no_text(notes: pd.Series) -> bool:
+    """Whether a text column adds no note: null or empty on every row (a reader with nothing to say)."""
+    return bool(notes.isna().all()) or (one_text(notes) and notes.iloc[0] == "")
 
 
 def attach_roofs(frame: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,

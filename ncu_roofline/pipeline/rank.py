@@ -56,14 +56,14 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
         _note(notes, (work > 0) & np.isnan(roof), f"no roof {term}")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             demand = work / roof
-        demand[~np.isfinite(demand)] = np.nan
+        np.copyto(demand, np.nan, where=~np.isfinite(demand))  # in place: no gather and scatter of the rows
         if term == _TENSOR_PIPE:
             demand[split] = np.nan
         with np.errstate(invalid="ignore"):
             larger = demand > t_sol  # strictly: the first of equal terms stays the bound
             above.append(demand > over)
-        t_sol[larger] = demand[larger]
-        bound_index[larger] = j
+        np.copyto(t_sol, demand, where=larger)
+        np.copyto(bound_index, j, where=larger)
     for term, mask in zip(names, above):
         if mask is not None:
             _note(notes, mask, f"above_roof {term}")
