@@ -267,3 +267,42 @@ def test_one_text_and_sorted_codes_of_a_column_of_one_value(values, repeat, dtyp
     blanked = ["" if v is None else v for v in values * repeat]
     assert list(uniques) == sorted(set(blanked))
     assert [uniques[c] for c in codes] == blanked
+
+
+def evaluated_rows(name: str) -> pd.DataFrame:
+    """Every launch row of a fixture with every column the limiter reads (the speed-of-light step's rows)."""
+    from dataclasses import replace
+
+    from ncu_roofline.pipeline import steps
+    from ncu_roofline.pipeline.catalogue import load_catalogue
+
+    run = replace(steps.start(steps.AnalysisOptions(), load_catalogue()), files=(FIXTURES / name,))
+    for step in steps.default_steps()[:7]:
+        run = step(run)
+    return run.evaluated
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_limiter_of_many_rows_is_that_of_each_row_alone(seed: int) -> None:
+    """The limiter is per launch: with counters null on some launches and not others (each quantity null on no,
+    some or every row), a row's limiter, evidence and gain are those it gets alone."""
+    from ncu_roofline.pipeline.limiter import limiter_columns
+    from ncu_roofline.pipeline.limiter_rules import RULES, limiter_settings
+
+    rng = np.random.default_rng(seed)
+    base = evaluated_rows("example_h100_raw.csv")
+    frame = pd.concat([base] * 4, ignore_index=True)
+    settings_ = limiter_settings()
+    needs = sorted({q for name in settings_.order for q in RULES[name](frame, settings_).needs if q in frame})
+    for quantity in needs:
+        share = rng.choice([0.0, 0.5, 1.0])
+        values = frame[quantity].to_numpy(dtype="float64").copy()
+        values[rng.random(len(frame)) < share] = np.nan
+        frame[quantity] = values
+    together = limiter_columns(frame)
+    for i in range(len(frame)):
+        alone = limiter_columns(frame.iloc[[i]].reset_index(drop=True))
+        for column in together.columns:
+            got, want = together[column].iloc[i], alone[column].iloc[0]
+            assert (pd.isna(got) and pd.isna(want)) or got == want, (i, column, got, want)
