@@ -181,7 +181,9 @@ def _sums_or_null(frame: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarr
 
 
 def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
-    return frame[column].to_numpy(dtype="float64", na_value=np.nan)
+    """A column as float64, null as NaN: a float64 column's own values (read-only, not copied)."""
+    values = frame[column]
+    return values.to_numpy() if values.dtype == np.float64 else values.to_numpy(dtype="float64", na_value=np.nan)
 
 
 def _group_sums_or_null(columns: dict[str, np.ndarray], group: np.ndarray) -> dict[str, np.ndarray]:
@@ -288,9 +290,9 @@ def _group_range(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndar
     """Per group, the least and the greatest of its launches' known values (null where it has none known): one
     value for every group, without a groupby, where every launch that has one has the same (not zero: 0.0 and
     -0.0 compare equal)."""
-    known = values[~np.isnan(values)]
-    if len(known) and known[0] != 0 and known.min() == known.max():  # a group with none known: an unknown roof
-        same = np.full(n, known[0])
+    low, high = (np.fmin.reduce(values), np.fmax.reduce(values)) if len(values) else (np.nan, np.nan)  # NaN skipped
+    if low == high and low != 0:  # a group with none known: an unknown roof, whatever its range
+        same = np.full(n, low)
         return same, same
     grouped = pd.Series(values, copy=False).groupby(group)
     return grouped.min().reindex(range(n)).to_numpy(), grouped.max().reindex(range(n)).to_numpy()
@@ -357,6 +359,8 @@ def _used_codes(values: pd.Series) -> tuple[np.ndarray | None, list]:
     category is used (or every row is null): each group then has that one value, or none."""
     raw = values.array.codes
     categories = values.dtype.categories
+    if len(raw) and raw.min() == raw.max():  # one code on every row (the usual definition), or null on every row
+        return None, [categories[int(raw[0])]] if raw[0] >= 0 else []
     counts = np.bincount(raw.astype(np.intp) + 1, minlength=len(categories) + 1)  # [0]: the nulls
     used = np.flatnonzero(counts[1:])
     uniques = [categories[u] for u in used.tolist()]
