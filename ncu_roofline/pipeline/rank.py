@@ -53,7 +53,9 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
         if np.isnan(work).all():  # nothing counted in this term: no time, no note (a tensor type uncounted)
             above.append(None)
             continue
-        _note(notes, (work > 0) & np.isnan(roof), f"no roof {term}")
+        unroofed = np.isnan(roof)
+        if unroofed.any():
+            _note(notes, (work > 0) & unroofed, f"no roof {term}")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             demand = work / roof
         np.copyto(demand, np.nan, where=~np.isfinite(demand))  # in place: no gather and scatter of the rows
@@ -111,6 +113,7 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
     # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof).
     # A mask every row agrees on is one bool (`_flat`): a capture's launches mostly share their roofs and counters.
     key = np.zeros(n, dtype=np.int64)
+    every = [0]  # the bits set on every row, set on `key` once at the end
     roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
     counted_compute = np.zeros(n, dtype=bool)
     roofed_compute: list[tuple[int, np.ndarray | np.bool_]] = []
@@ -134,11 +137,13 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
             missing = missing & (own_none | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool))
             counted_compute |= roofed & ~unknown
             roofed_compute.append((j, roofed))
-        _set_bit(key, j, missing)
-        _set_bit(key, width + j, roofed)
+        _set_bit(key, j, missing, every)
+        _set_bit(key, width + j, roofed, every)
     # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
     for j, roofed in roofed_compute:
-        _set_bit(key, j, roofed & ~counted_compute)
+        _set_bit(key, j, roofed & ~counted_compute, every)
+    if every[0]:
+        key |= np.int64(every[0])
     missing_any = (key & ((1 << width) - 1)) != 0
     lacking = placed & missing_any
     if lacking.any():  # the text is built once per distinct pattern, never per row
@@ -167,10 +172,11 @@ def _flat_int(values: np.ndarray) -> np.ndarray | np.int64:
     return np.int64(values[0]) if len(values) and values.min() == values.max() else values
 
 
-def _set_bit(key: np.ndarray, bit: int, where: np.ndarray | np.bool_) -> None:
-    """Bit `bit` of `key` set in place where `where` holds (no int64 array per term and bit)."""
+def _set_bit(key: np.ndarray, bit: int, where: np.ndarray | np.bool_, every: list[int]) -> None:
+    """Bit `bit` of `key` set in place where `where` holds (no int64 array per term and bit); where it holds on
+    every row, in `every[0]` instead, for one pass over `key` at the end."""
     if where is np.True_:
-        key |= np.int64(1) << bit
+        every[0] |= 1 << bit
     elif where is not np.False_:
         np.bitwise_or(key, np.int64(1) << bit, out=key, where=where)
 
