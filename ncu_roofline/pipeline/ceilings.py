@@ -285,9 +285,8 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         labels[:], texts = 1, [*texts, f"table:{spec.name}"]
         clocks[:] = spec.boost_clock_hz if spec.boost_clock_hz else np.nan
         return peaks, (labels, texts), clocks
-    names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
-    codes, uniques = pd.factorize(names, use_na_sentinel=True)
-    for code, name in enumerate(uniques):
+    codes, uniques = pd.factorize(raw["device_name"], use_na_sentinel=True)  # the column's own strings: no
+    for code, name in enumerate(np.asarray(uniques, dtype=object).tolist()):  # Python text per launch
         rows = codes == code
         found = devices.get(name)
         if found is None:
