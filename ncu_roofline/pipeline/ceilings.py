@@ -219,7 +219,8 @@ def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
     if gpu:
         return {None: match_gpu(gpu)}
     out: dict[object, object] = {}
-    for name in pd.unique(pd.Series(names, dtype="object").dropna()):
+    values = names if isinstance(names, pd.Series) else pd.Series(names, dtype="object")
+    for name in np.asarray(values.dropna().unique(), dtype=object).tolist():  # no Python text per launch
         if is_mig(name):
             out[name] = (f"no table roofs: '{name}' is a MIG slice; profiling roofs do not apply to a slice, "
                          "pass --ceilings FILE.toml")
