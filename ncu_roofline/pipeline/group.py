@@ -239,13 +239,15 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
     split = split_by_tensor_type(frame)
     term_times = np.full((n_groups, len(ALL_TERMS)), np.nan)
     summed_time_s = None  # the weights of every term's time-weighted roof, summed where one is needed
+    peaks = {term.peak: frame[term.peak].to_numpy(dtype="float64") for term in ALL_TERMS}
+    unknown_peaks = {column: _any(np.isnan(peak), group, n_groups) for column, peak in peaks.items()}
+    ranges = _group_ranges({c: p for c, p in peaks.items() if not unknown_peaks[c].all()}, group, n_groups)
     for j, term in enumerate(ALL_TERMS):
-        peak = frame[term.peak].to_numpy(dtype="float64")
-        unknown_peak = _any(np.isnan(peak), group, n_groups)
+        peak, unknown_peak = peaks[term.peak], unknown_peaks[term.peak]
         if unknown_peak.all():  # null roofs and term times, whatever the sums
             columns[term.peak] = np.full(n_groups, np.nan)
             continue
-        low, high = _group_range(peak, group, n_groups)
+        low, high = ranges[term.peak]
         shared = (low == high) | unknown_peak  # the group's roof needs no sums (unknown: null whatever they are)
         amount = frame[term.amount].to_numpy(dtype="float64")
         summed_amount = None
@@ -286,16 +288,23 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
     return columns
 
 
-def _group_range(values: np.ndarray, group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per group, the least and the greatest of its launches' known values (null where it has none known): one
-    value for every group, without a groupby, where every launch that has one has the same (not zero: 0.0 and
-    -0.0 compare equal)."""
-    low, high = (np.fmin.reduce(values), np.fmax.reduce(values)) if len(values) else (np.nan, np.nan)  # NaN skipped
-    if low == high and low != 0:  # a group with none known: an unknown roof, whatever its range
-        same = np.full(n, low)
-        return same, same
-    grouped = pd.Series(values, copy=False).groupby(group)
-    return grouped.min().reindex(range(n)).to_numpy(), grouped.max().reindex(range(n)).to_numpy()
+def _group_ranges(columns: dict[str, np.ndarray], group: np.ndarray,
+                  n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per group, the least and the greatest of its launches' known values of each column (null where it has none
+    known): one value for every group, without a groupby, where every launch that has one has the same (not zero:
+    0.0 and -0.0 compare equal); the other columns in one groupby (a frame of their own arrays, not copied)."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for column, values in columns.items():
+        low, high = (np.fmin.reduce(values), np.fmax.reduce(values)) if len(values) else (np.nan, np.nan)
+        if low == high and low != 0:  # NaN skipped; a group with none known: an unknown roof, whatever its range
+            same = np.full(n, low)
+            out[column] = (same, same)
+    varying = [column for column in columns if column not in out]
+    if varying:
+        grouped = pd.DataFrame({column: columns[column] for column in varying}, copy=False).groupby(group)
+        lows, highs = (result.reindex(range(n)) for result in (grouped.min(), grouped.max()))
+        out.update({column: (lows[column].to_numpy(), highs[column].to_numpy()) for column in varying})
+    return out
 
 
 def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
