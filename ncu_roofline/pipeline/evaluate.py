@@ -101,8 +101,8 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
         candidates = [c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")]
         if len(rows) * len(candidates) <= BLOCK_CELLS:  # one call over the block, not a Series per column
             has_value = rows[candidates].notna().any(axis=0).to_numpy(dtype=bool)
-        else:  # column by column: no copied block of 10^6 launches
-            has_value = [bool(rows[c].notna().any()) for c in candidates]
+        else:  # column by column, the first row first: no copied block of 10^6 launches, most columns not walked
+            has_value = [bool(pd.notna(rows[c].iloc[0]) or rows[c].notna().any()) for c in candidates]
         present = sorted(c for c, any_value in zip(candidates, has_value) if any_value)
         if any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
             continue
