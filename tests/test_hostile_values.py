@@ -48,9 +48,12 @@ def one_line_error(*args: str) -> str:
 # ------------------------------------------------------------------------------------- item 3: negative or zero
 
 
-def test_negative_and_zero_values_are_null_named_and_left_out_of_the_totals():
+@pytest.mark.parametrize("block_cells", [None, 0])  # the metrics tested as one block, or column by column
+def test_negative_and_zero_values_are_null_named_and_left_out_of_the_totals(block_cells, monkeypatch):
     # Four launches of one kernel (fixtures/bad/ok_negative_and_zero_values.csv): time -15 us, time 0, DRAM bytes
     # -12.58 MB, and one clean launch (15 us, 12.58 MB, 1,048,576 FFMA).
+    if block_cells is not None:
+        monkeypatch.setattr("ncu_roofline.pipeline.validity.BLOCK_CELLS", block_cells)
     result = quiet_analyze(BAD / "ok_negative_and_zero_values.csv")
     launches = result.launches.set_index("launch_id")
     status = launches["status"].astype(str)

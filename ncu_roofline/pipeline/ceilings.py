@@ -219,7 +219,8 @@ def resolve_devices(names, gpu: str | None = None) -> dict[object, object]:
     if gpu:
         return {None: match_gpu(gpu)}
     out: dict[object, object] = {}
-    for name in pd.unique(pd.Series(names, dtype="object").dropna()):
+    values = names if isinstance(names, pd.Series) else pd.Series(names, dtype="object")
+    for name in np.asarray(values.dropna().unique(), dtype=object).tolist():  # no Python text per launch
         if is_mig(name):
             out[name] = (f"no table roofs: '{name}' is a MIG slice; profiling roofs do not apply to a slice, "
                          "pass --ceilings FILE.toml")
@@ -285,9 +286,8 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
         labels[:], texts = 1, [*texts, f"table:{spec.name}"]
         clocks[:] = spec.boost_clock_hz if spec.boost_clock_hz else np.nan
         return peaks, (labels, texts), clocks
-    names = raw["device_name"].astype("object").where(raw["device_name"].notna(), None).to_numpy()
-    codes, uniques = pd.factorize(names, use_na_sentinel=True)
-    for code, name in enumerate(uniques):
+    codes, uniques = pd.factorize(raw["device_name"], use_na_sentinel=True)  # the column's own strings: no
+    for code, name in enumerate(np.asarray(uniques, dtype=object).tolist()):  # Python text per launch
         rows = codes == code
         found = devices.get(name)
         if found is None:

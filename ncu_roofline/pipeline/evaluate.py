@@ -17,9 +17,11 @@ from ..core.status import StatusNotes
 from ..core.vocabulary import COUNTED_COLUMNS, PEAK_COLUMNS
 from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
+from .codes import category_texts, one_text
 from .derive import Gap, derive_quantities
 from .limiter import launch_limiters
 from .rank import speed_of_light
+from .validity import BLOCK_CELLS
 
 COLLECT_HINT = ("no FLOP or byte counters: profile with `ncu --set roofline` (or `ncu --set full`), or see "
                 "`ncu-roofline metrics` for the --metrics list")
@@ -41,19 +43,28 @@ def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,
                     gaps: list[Gap] | None = None) -> tuple[pd.DataFrame, StatusNotes]:
     """Time, FLOPs, bytes and intensities per launch (derive.py), and the status notes begun with them."""
     notes = StatusNotes(len(frame))
-    if "reader_notes" in frame:
+    if "reader_notes" in frame and not _no_text(frame["reader_notes"]):
         notes.add_column(frame["reader_notes"])
     first_gap = len(gaps) if gaps is not None else 0
     derived = derive_quantities(frame, catalogue, notes, gaps)
-    nothing = derived[list(COUNTED_COLUMNS)].isna().all(axis=1).to_numpy().copy()
+    nothing = np.ones(len(derived), dtype=bool)
+    for column in COUNTED_COLUMNS:  # a running mask: no copied block of the columns
+        nothing &= derived[column].isna().to_numpy(dtype=bool)
     if gaps is not None:  # a source without any counter: said once for the run
         found: dict[str, int] = {}
         for gap in gaps[first_gap:]:
             found[gap.source] = found.get(gap.source, 0) + (gap.quantity in COUNTED_COLUMNS)
         bare = [source for source, count in found.items() if count == len(COUNTED_COLUMNS)]
-        nothing &= ~frame["source_file"].isin(bare).to_numpy(dtype=bool)
-    notes.add(nothing, COLLECT_HINT)
+        if bare and nothing.any():
+            nothing &= ~frame["source_file"].isin(bare).to_numpy(dtype=bool)
+    if nothing.any():
+        notes.add(nothing, COLLECT_HINT)
     return derived, notes
+
+
+def _no_text(notes: pd.Series) -> bool:
+    """Whether a text column adds no note: null or empty on every row (a reader with nothing to say)."""
+    return bool(notes.isna().all()) or (one_text(notes) and notes.iloc[0] == "")
 
 
 def attach_roofs(frame: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
@@ -71,7 +82,7 @@ def place_launches(frame: pd.DataFrame, values: pd.DataFrame, notes: StatusNotes
     why = launch_limiters(frame, pd.concat([values, sol], axis=1), catalogue, options.devices, options.clock)
     result = pd.concat([frame[[c for c in frame.columns if c in IDENTITY_COLUMNS or c == "source_files"]],
                         values, sol, why], axis=1)
-    result["status"] = notes.render().to_numpy()
+    result["status"] = category_texts(notes.render().array)
     return result
 
 
@@ -83,13 +94,16 @@ def refuse_without_roofline_metrics(raw: pd.DataFrame, catalogue: Catalogue, rep
     everything else ncu showed.
     """
     files = raw["source_file"]
-    one = len(raw) and files.notna().all() and files.nunique() == 1  # one capture: its rows are the frame, no copy
+    one = one_text(files)  # one capture: its rows are the frame, no copy
     for source, rows in ([(files.iloc[0], raw)] if one else raw.groupby("source_file", sort=True)):
         if source in reports:  # before any walk over its columns
             continue
         candidates = [c for c in rows.columns if c not in IDENTITY_COLUMNS and not c.startswith("_")]
-        has_value = rows[candidates].notna().any(axis=0)  # one call over the block, not a Series per column
-        present = sorted(c for c, any_value in zip(candidates, has_value.to_numpy(dtype=bool)) if any_value)
+        if len(rows) * len(candidates) <= BLOCK_CELLS:  # one call over the block, not a Series per column
+            has_value = rows[candidates].notna().any(axis=0).to_numpy(dtype=bool)
+        else:  # column by column, the first row first: no copied block of 10^6 launches, most columns not walked
+            has_value = [bool(pd.notna(rows[c].iloc[0]) or rows[c].notna().any()) for c in candidates]
+        present = sorted(c for c, any_value in zip(candidates, has_value) if any_value)
         if any(catalogue.counts_work(name, COUNTED_COLUMNS) for name in present):
             continue
         from .collect import metrics_flag

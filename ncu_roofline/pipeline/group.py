@@ -38,7 +38,7 @@ from ..core.vocabulary import (
     bytes_column,
     def_column,
 )
-from .codes import sorted_codes
+from .codes import one_text, sorted_codes
 from .rank import split_by_tensor_type
 
 GROUP_KEYS = ("kernel_name", "grid", "block", "device_name")
@@ -72,7 +72,8 @@ def group_launches(launches: pd.DataFrame, keys: list[str],
     columns["kernel_demangled"] = grouped["kernel_demangled"].first().to_numpy()
     columns["compute_capability"] = grouped["compute_capability"].first().to_numpy()
     columns["launches"] = grouped["launches"].sum().to_numpy(dtype=np.int64)
-    columns["source_files"] = grouped["source_file"].nunique().to_numpy()
+    columns["source_files"] = np.ones(len(index[0]), dtype=np.int64) if one_text(frame["source_file"]) \
+        else grouped["source_file"].nunique().to_numpy()  # one file: one in every group
     columns.update(_sums_or_null(frame, list(SUMMED)))
     columns.update(_limiter_inputs(frame))
     out = pd.DataFrame(columns, index=pd.RangeIndex(len(index[0]) if index else 0))
@@ -124,13 +125,22 @@ def _dense_ranks(values: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
     """Each value's rank among the distinct values (`np.unique`'s inverse) and their count, for values in
     0 .. bound - 1 (at most groups x distinct key values): by a table of the values present where that is no
     larger than the launches, which costs no sort."""
-    if bound > max(len(values), 1 << 16):
+    present = _presence(values, bound)
+    if present is None:
         distinct, inverse = np.unique(values, return_inverse=True)  # at most n distinct: no overflow
         return inverse.reshape(-1), len(distinct)
-    present = np.zeros(bound, dtype=bool)
-    present[values] = True
     rank = np.cumsum(present) - 1
     return rank[values], int(present.sum())
+
+
+def _presence(values: np.ndarray, bound: int) -> np.ndarray | None:
+    """Which of 0 .. bound - 1 occur in `values`, as a table; None where the table would be larger than the
+    values (then a sort is cheaper)."""
+    if bound > max(len(values), 1 << 16):
+        return None
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    return present
 
 
 def _left_out(frame: pd.DataFrame, out: pd.DataFrame, invalid: np.ndarray) -> None:
@@ -171,20 +181,31 @@ def _sums_or_null(frame: pd.DataFrame, columns: list[str]) -> dict[str, np.ndarr
 
 
 def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
-    return frame[column].to_numpy(dtype="float64", na_value=np.nan)
+    """A column as float64, null as NaN: a float64 column's own values (read-only, not copied)."""
+    values = frame[column]
+    return values.to_numpy() if values.dtype == np.float64 else values.to_numpy(dtype="float64", na_value=np.nan)
 
 
 def _group_sums_or_null(columns: dict[str, np.ndarray], group: np.ndarray) -> dict[str, np.ndarray]:
     """Per group (codes 0..groups-1, every group present), the sum of each array over its launches; null when any
-    launch of the group has it unknown. One groupby over one float block (pandas' compensated sum, so that totals
-    do not depend on launch order); a column unknown on every launch (a counter the capture lacks) is null without
-    being summed."""
+    launch of the group has it unknown. pandas' groupby sum (compensated, so that totals do not depend on launch
+    order), as one float block of the columns would give it; a column unknown on every launch (a counter the
+    capture lacks) is null without being summed.
+
+    pandas picks its summation per block: `ufunc.reduceat` where the group codes are sorted and the block holds no
+    NaN, else its compensated loop. So each column is a block of its own (no stacked copy of 10^6 x columns),
+    which sums every column as the one block would, unless the codes are sorted and some columns hold a NaN and
+    others not: those are stacked, as one block, as before."""
     n_groups = int(group.max()) + 1 if len(group) else 0
     unknown = {c: np.isnan(v) for c, v in columns.items()}
     out = {c: np.full(n_groups, np.nan) for c in columns if unknown[c].all()}
     summed = [c for c in columns if c not in out]
     if summed:
-        block = pd.DataFrame(np.vstack([columns[c] for c in summed]).T, copy=False)  # a row per column, as pandas
+        holes = [unknown[c].any() for c in summed]
+        if any(holes) and not all(holes) and bool((group[1:] >= group[:-1]).all()):
+            block = pd.DataFrame(np.vstack([columns[c] for c in summed]).T, copy=False)  # a row per column
+        else:
+            block = pd.DataFrame({j: columns[c] for j, c in enumerate(summed)}, copy=False)  # a block per column
         totals = block.groupby(group, sort=True).sum(min_count=1).to_numpy(dtype="float64")
         for j, column in enumerate(summed):
             out[column] = np.where(np.bincount(group, weights=unknown[column], minlength=n_groups) > 0, np.nan,
@@ -208,41 +229,54 @@ def _finite(series: pd.Series | np.ndarray) -> np.ndarray:
 def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
     """Group roofs (sum(amount) / sum(amount / peak), else time-weighted) and `bound` from summed term times, as
     columns to add to `out` (which gives the groups' `t_sol_s`). A term whose roof is unknown on every launch, or
-    whose amount is, needs none of its sums: they are all null or all zero."""
+    whose amount is, needs none of its sums: they are all null or all zero; nor does a term whose amount is zero on
+    every launch (its sums are zeros). Launches that share one roof give the group exactly that roof, so where
+    they do in every group (one GPU's table, as usual) the group's roof needs no sums at all."""
     columns: dict[str, object] = {}
     group = frame["_group"].to_numpy()
     n_groups = len(out)
     time_s = frame["time_s"].to_numpy(dtype="float64")
     split = split_by_tensor_type(frame)
     term_times = np.full((n_groups, len(ALL_TERMS)), np.nan)
-    peaks = frame[[term.peak for term in ALL_TERMS]].astype("float64").groupby(group)
-    lows, highs = (result.reindex(range(n_groups)) for result in (peaks.min(), peaks.max()))
-    summed_time_s = _sum(np.nan_to_num(time_s), group, n_groups)  # the weights of every term's time-weighted roof
+    summed_time_s = None  # the weights of every term's time-weighted roof, summed where one is needed
+    peaks = {term.peak: frame[term.peak].to_numpy(dtype="float64") for term in ALL_TERMS}
+    unknown_peaks = {column: _any(np.isnan(peak), group, n_groups) for column, peak in peaks.items()}
+    ranges = _group_ranges({c: p for c, p in peaks.items() if not unknown_peaks[c].all()}, group, n_groups)
     for j, term in enumerate(ALL_TERMS):
-        peak = frame[term.peak].to_numpy(dtype="float64")
-        unknown_peak = _any(np.isnan(peak), group, n_groups)
+        peak, unknown_peak = peaks[term.peak], unknown_peaks[term.peak]
         if unknown_peak.all():  # null roofs and term times, whatever the sums
             columns[term.peak] = np.full(n_groups, np.nan)
             continue
+        low, high = ranges[term.peak]
+        shared = (low == high) | unknown_peak  # the group's roof needs no sums (unknown: null whatever they are)
         amount = frame[term.amount].to_numpy(dtype="float64")
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            weighted = _sum(np.nan_to_num(peak * time_s, copy=False), group, n_groups) / summed_time_s
+        summed_amount = None
         if np.isnan(amount).all() and not (term.key == _TENSOR_PIPE and split.any()):
             # no work counted: the sums are zeros and the term time unknown
-            peak_group, usable, summed_time = weighted, np.zeros(n_groups, dtype=bool), None
+            usable, summed_time = np.zeros(n_groups, dtype=bool), None
+        elif not amount.any():  # zero work on every launch (a null is truthy): every sum is zero
+            usable, summed_time = np.ones(n_groups, dtype=bool), np.zeros(n_groups)
+            summed_amount = summed_time
         else:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 launch_time = np.where(amount == 0, 0.0, amount / peak)
             if term.key == _TENSOR_PIPE:  # steps aside where the launch's tensor work is split by type
                 launch_time[split] = 0.0
-            summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
             usable = ~_any(np.isnan(launch_time), group, n_groups)
             summed_time = _sum(np.nan_to_num(launch_time, copy=False), group, n_groups)
+            if not shared.all():
+                summed_amount = _sum(np.nan_to_num(amount), group, n_groups)
+        if shared.all():
+            peak_group = low
+        else:
+            if summed_time_s is None:
+                summed_time_s = _sum(np.nan_to_num(time_s), group, n_groups)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                peak_group = np.where(summed_amount > 0, summed_amount / summed_time, weighted)
-        # launches that share one roof give the group exactly that roof (no rounding through the sums)
-        low, high = lows[term.peak].to_numpy(), highs[term.peak].to_numpy()
-        peak_group = np.where(low == high, low, peak_group)
+                weighted = _sum(np.nan_to_num(peak * time_s, copy=False), group, n_groups) / summed_time_s
+                peak_group = weighted if summed_amount is None else \
+                    np.where(summed_amount > 0, summed_amount / summed_time, weighted)
+            # launches that share one roof give the group exactly that roof (no rounding through the sums)
+            peak_group = np.where(low == high, low, peak_group)
         columns[term.peak] = np.where(unknown_peak | ~np.isfinite(peak_group), np.nan, peak_group)
         if summed_time is not None:
             term_times[:, j] = np.where(usable & ~unknown_peak, summed_time, np.nan)
@@ -252,6 +286,25 @@ def _group_roofs(frame: pd.DataFrame, out: pd.DataFrame) -> dict[str, object]:
     codes = np.where(known & out["t_sol_s"].notna().to_numpy() & (out["t_sol_s"].to_numpy() > 0), best, -1)
     columns["bound"] = pd.Categorical.from_codes(codes, categories=[t.key for t in ALL_TERMS])
     return columns
+
+
+def _group_ranges(columns: dict[str, np.ndarray], group: np.ndarray,
+                  n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per group, the least and the greatest of its launches' known values of each column (null where it has none
+    known): one value for every group, without a groupby, where every launch that has one has the same (not zero:
+    0.0 and -0.0 compare equal); the other columns in one groupby (a frame of their own arrays, not copied)."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for column, values in columns.items():
+        low, high = (np.fmin.reduce(values), np.fmax.reduce(values)) if len(values) else (np.nan, np.nan)
+        if low == high and low != 0:  # NaN skipped; a group with none known: an unknown roof, whatever its range
+            same = np.full(n, low)
+            out[column] = (same, same)
+    varying = [column for column in columns if column not in out]
+    if varying:
+        grouped = pd.DataFrame({column: columns[column] for column in varying}, copy=False).groupby(group)
+        lows, highs = (result.reindex(range(n)) for result in (grouped.min(), grouped.max()))
+        out.update({column: (lows[column].to_numpy(), highs[column].to_numpy()) for column in varying})
+    return out
 
 
 def _sum(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
@@ -279,15 +332,16 @@ def _distinct(frame: pd.DataFrame, column: str,
     if column in frame and n_groups:
         values = frame[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
-            codes = np.asarray(values.array.codes, dtype=np.int64)
-            used, codes = np.unique(codes, return_inverse=True)  # the categories present, in code order
-            codes = codes.reshape(-1) - int(used[0] < 0)  # a null stays negative
-            categories = values.dtype.categories
-            uniques = [categories[u] for u in used.tolist() if u >= 0]
+            codes, uniques = _used_codes(values)
+            if codes is None:  # every launch has the one value used (or none has a value)
+                if uniques:
+                    result[:] = str(uniques[0])
+                return pd.array(result, dtype=STRING)
         else:
             codes, uniques = pd.factorize(values)
         known = codes >= 0
-        group = group_of[known]
+        every = bool(known.all())
+        group = group_of if every else group_of[known]
         if len(uniques) == 1:  # the common case: every launch that has a value has this one
             result[np.bincount(group, minlength=n_groups) > 0] = str(uniques[0])
             return pd.array(result, dtype=STRING)
@@ -296,7 +350,9 @@ def _distinct(frame: pd.DataFrame, column: str,
         renumbered = np.empty_like(order)
         renumbered[order] = np.arange(len(order))
         width = len(uniques) + 1
-        pairs = np.unique(group * width + renumbered[codes[known]])
+        keys = group * width + renumbered[codes if every else codes[known]]
+        present = _presence(keys, n_groups * width)
+        pairs = np.unique(keys) if present is None else np.flatnonzero(present)
         groups, values = np.divmod(pairs, width)
         texts = names[order][values]
         single = np.bincount(groups, minlength=n_groups)[groups] == 1
@@ -306,6 +362,24 @@ def _distinct(frame: pd.DataFrame, column: str,
     return pd.array(result, dtype=STRING)
 
 
+def _used_codes(values: pd.Series) -> tuple[np.ndarray | None, list]:
+    """A category column's codes renumbered over the categories its rows use (in code order; a null stays -1),
+    and those categories: a count of each code, not a sort. The codes are None where no row is null and one
+    category is used (or every row is null): each group then has that one value, or none."""
+    raw = values.array.codes
+    categories = values.dtype.categories
+    if len(raw) and raw.min() == raw.max():  # one code on every row (the usual definition), or null on every row
+        return None, [categories[int(raw[0])]] if raw[0] >= 0 else []
+    counts = np.bincount(raw.astype(np.intp) + 1, minlength=len(categories) + 1)  # [0]: the nulls
+    used = np.flatnonzero(counts[1:])
+    uniques = [categories[u] for u in used.tolist()]
+    if len(used) == 0 or (len(used) == 1 and counts[0] == 0):
+        return None, uniques
+    renumber = np.full(len(categories) + 1, -1, dtype=np.int64)
+    renumber[used + 1] = np.arange(len(used))
+    return renumber[raw.astype(np.intp) + 1], uniques
+
+
 def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndarray:
     """The notes of the group's launches; a note that holds for only some launches says for how many."""
     # (group, status) pairs in the order of the groups, then of the status texts, with their launches: from codes,
@@ -313,13 +387,24 @@ def _group_status(frame: pd.DataFrame, launches: np.ndarray, grouped) -> np.ndar
     status = frame["status"]
     if isinstance(status.dtype, pd.CategoricalDtype):  # sorted as texts, not in the order of its categories
         status = status.astype("object")
-    status_codes, texts = pd.factorize(status, sort=True)
+    if one_text(status):  # one status on every launch (no factorize of 10^6 texts)
+        status_codes, texts = np.zeros(len(status), dtype=np.int64), np.asarray([status.iloc[0]], dtype=object)
+    else:
+        status_codes, texts = pd.factorize(status, sort=True)
     known = status_codes >= 0
     width = max(len(texts), 1)
-    keys, inverse = np.unique(frame["_group"].to_numpy(dtype=np.int64)[known] * width + status_codes[known],
-                              return_inverse=True)
-    counts = np.bincount(inverse.reshape(-1), weights=frame["launches"].to_numpy(dtype=np.int64)[known],
-                         minlength=len(keys))
+    every = bool(known.all())
+    pairs = frame["_group"].to_numpy(dtype=np.int64) * width + status_codes
+    pairs = pairs if every else pairs[known]
+    weights = frame["launches"].to_numpy(dtype=np.int64)
+    weights = weights if every else weights[known]
+    present = _presence(pairs, len(launches) * width)
+    if present is None:
+        keys, inverse = np.unique(pairs, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(keys))
+    else:  # the (group, status) pairs present from a table of them: no sort of the launches
+        keys = np.flatnonzero(present)
+        counts = np.bincount(pairs, weights=weights, minlength=len(present))[keys]
     pairs = ((int(key) // width, str(texts[int(key) % width]), int(count)) for key, count in zip(keys, counts))
     notes: dict[int, dict[str, int]] = {}
     for group, status, count in pairs:  # one row per distinct (group, status), never per launch

@@ -33,6 +33,7 @@ from ..core.vocabulary import (
     txn_column,
 )
 from .catalogue import Catalogue, as_columns, pick_definition, sm_clock_hz
+from .expressions import uniform_mask
 from .limiter_rules import RULES, LimiterSettings, limiter_settings
 from .limiter_rules.registry import col as _column
 from .limiter_rules.registry import ratio as _ratio
@@ -82,19 +83,26 @@ def peak_warp_gips(inputs: pd.DataFrame, raw: pd.DataFrame, devices: dict | None
     peak = _column(inputs, "peak_warp_inst_per_s") / GIGA
     missing = np.isnan(peak)
     if missing.any() and devices:
+        clock = raw_clock(inputs)
+        if None in devices:  # --gpu: its row stands for every device, no launch's device name is read
+            _table_peak(peak, missing, clock, devices[None])
+            return peak
         # each device's launches by code (a null name is ''): no text per launch
         codes, names = pd.factorize(raw["device_name"]) if "device_name" in raw else \
             (np.full(len(raw), -1), np.asarray([], dtype=object))
-        clock = raw_clock(inputs)
-        for code in np.unique(codes[missing]):
-            name = str(names[code]) if code >= 0 else ""
-            spec = devices.get(None, devices.get(name))  # --gpu: its row stands for every device
-            if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
-                continue
-            rows = missing & (codes == code)
-            hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
-            peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
+        used = np.flatnonzero(np.bincount(codes[missing] + 1, minlength=len(names) + 1)) - 1  # no sort
+        for code in used.tolist():
+            spec = devices.get(str(names[code]) if code >= 0 else "")
+            _table_peak(peak, missing & (codes == code), clock, spec)
     return peak
+
+
+def _table_peak(peak: np.ndarray, rows: np.ndarray, clock: np.ndarray, spec: object) -> None:
+    """The GPU table's SMs x schedulers x measured clock (its boost clock where none is measured) on `rows`."""
+    if getattr(spec, "sm_count", None) is None or getattr(spec, "boost_clock_hz", None) is None:
+        return
+    hz = np.where(np.isnan(clock[rows]), spec.boost_clock_hz, clock[rows])
+    peak[rows] = spec.sm_count * limiter_settings().schedulers_per_sm * hz / GIGA
 
 
 def raw_clock(inputs: pd.DataFrame) -> np.ndarray:
@@ -106,6 +114,9 @@ def raw_clock(inputs: pd.DataFrame) -> np.ndarray:
 def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     """gips and warp instructions per transaction at each level, from (summed) counts; null where a count is."""
     warp_inst = frame["warp_inst"].to_numpy(dtype="float64")
+    names = ["gips", *(ii_column(level) for level in INSTRUCTION_LEVELS), II_SHARED_IDEAL]
+    if np.isnan(warp_inst).all():  # no instructions counted: every ratio is null, none computed
+        return pd.DataFrame({name: np.full(len(frame), np.nan) for name in names}, index=frame.index, copy=False)
     out = {"gips": _ratio(warp_inst, frame["time_s"].to_numpy(dtype="float64") * GIGA)}
     for level in INSTRUCTION_LEVELS:
         out[ii_column(level)] = _ratio(warp_inst, _column(frame, txn_column(level)))
@@ -132,12 +143,16 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
     open_rows = np.ones(n, dtype=bool)
     verdicts = {name: RULES[name](frame, settings) for name in settings.order}
     needs = sorted({q for v in verdicts.values() for q in v.needs})
-    absent = np.zeros(n, dtype=np.int64)  # bit j: needs[j] is null on the row
+    # bit j: needs[j] is null on the row; the quantities null on every row (absent ones: a capture without the
+    # limiter's counters) are one int for all rows, the others an array
+    absent_everywhere, absent = 0, None
     for j, quantity in enumerate(needs):
-        if quantity not in frame:  # null on every row
-            absent |= 1 << j
-        else:
-            np.bitwise_or(absent, 1 << j, out=absent, where=np.isnan(_column(frame, quantity)))
+        null = uniform_mask(np.isnan(_column(frame, quantity))) if quantity in frame and n else True
+        if null is True:
+            absent_everywhere |= 1 << j
+        elif null is not False:
+            absent = np.zeros(n, dtype=np.int64) if absent is None else absent
+            np.bitwise_or(absent, 1 << j, out=absent, where=null)
     missing = np.zeros(n, dtype=np.int64)  # bit j: an untested rule lacked needs[j] on the row
     for position, (name, verdict) in enumerate(verdicts.items()):
         take = open_rows & verdict.holds
@@ -152,9 +167,11 @@ def limiter_columns(frame: pd.DataFrame, catalogue: Catalogue | None = None,
         untested = open_rows & ~verdict.decided
         if untested.any():  # every counter the untested rules lack: one collect command
             lacks = sum(1 << needs.index(q) for q in set(verdict.needs))
-            np.bitwise_or(missing, absent & lacks, out=missing, where=untested)  # in place: no gather and scatter
-    unknown = np.flatnonzero(open_rows)
-    if len(unknown):  # one text per distinct set of missing counters, not one per launch
+            lacked = absent_everywhere & lacks if absent is None else (absent | absent_everywhere) & lacks
+            np.bitwise_or(missing, lacked, out=missing, where=untested)  # in place: no gather and scatter
+    every = bool(open_rows.all())  # every row unknown (no counters): no index of the rows
+    unknown = slice(None) if every else np.flatnonzero(open_rows)
+    if n and (every or len(unknown)):  # one text per distinct set of missing counters, not one per launch
         lacking = missing[unknown]
         if lacking.min() == lacking.max():  # every unknown row lacks the same counters: no sort of them
             patterns, inverse = lacking[:1], 0

@@ -25,6 +25,7 @@ from ..core.vocabulary import (
     display,
 )
 from .ceilings import OWN_ROOFS
+from .expressions import uniform_mask
 
 TERMS = tuple((t.key, t.amount, t.peak) for t in ALL_TERMS)
 # The whole tensor pipe: steps aside where a capture counts tensor work per input type.
@@ -49,19 +50,25 @@ def speed_of_light(frame: pd.DataFrame, notes: StatusNotes) -> pd.DataFrame:
     for j, (term, amount, peak) in enumerate(TERMS):
         work = frame[amount].to_numpy(dtype="float64")
         roof = frame[peak].to_numpy(dtype="float64")
-        notes.add((work > 0) & np.isnan(roof), f"no roof {term}")
+        if np.isnan(work).all():  # nothing counted in this term: no time, no note (a tensor type uncounted)
+            above.append(None)
+            continue
+        unroofed = np.isnan(roof)
+        if unroofed.any():
+            _note(notes, (work > 0) & unroofed, f"no roof {term}")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             demand = work / roof
-        demand[~np.isfinite(demand)] = np.nan
+        np.copyto(demand, np.nan, where=~np.isfinite(demand))  # in place: no gather and scatter of the rows
         if term == _TENSOR_PIPE:
             demand[split] = np.nan
         with np.errstate(invalid="ignore"):
             larger = demand > t_sol  # strictly: the first of equal terms stays the bound
             above.append(demand > over)
-        t_sol[larger] = demand[larger]
-        bound_index[larger] = j
+        np.copyto(t_sol, demand, where=larger)
+        np.copyto(bound_index, j, where=larger)
     for term, mask in zip(names, above):
-        notes.add(mask, f"above_roof {term}")
+        if mask is not None:
+            _note(notes, mask, f"above_roof {term}")
     any_term = t_sol > -np.inf
     t_sol[~any_term] = np.nan
     bound_codes = np.where(any_term & (t_sol > 0), bound_index, -1)
@@ -100,38 +107,43 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
     without a speed of light (`placed` false) are not complete and need no note: they have no bound."""
     n = len(frame)
     width = len(TERMS)
-    split = split_by_tensor_type(frame) if split is None else split
-    own = frame[OWN_ROOFS].to_numpy(dtype=np.int64) if OWN_ROOFS in frame else np.zeros(n, dtype=np.int64)
+    split = _flat(split_by_tensor_type(frame) if split is None else split)
+    own = _flat_int(frame[OWN_ROOFS].to_numpy(dtype=np.int64)) if OWN_ROOFS in frame else np.int64(0)
     own_none = own == 0  # no roof of the capture's own: every precision with a roof is one it runs
-    # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof)
+    # per row, one bit per term: bit j the term's counter is missing, bit width + j the GPU has the term (a roof).
+    # A mask every row agrees on is one bool (`_flat`): a capture's launches mostly share their roofs and counters.
     key = np.zeros(n, dtype=np.int64)
+    every = [0]  # the bits set on every row, set on `key` once at the end
     roofless = np.zeros(n, dtype=bool)  # work in a term without a roof
     counted_compute = np.zeros(n, dtype=bool)
-    roofed_compute: list[tuple[int, np.ndarray]] = []
+    roofed_compute: list[tuple[int, np.ndarray | np.bool_]] = []
     for j, (term_key, amount, peak) in enumerate(TERMS):
         values = frame[amount].to_numpy(dtype="float64")
         roof = frame[peak].to_numpy(dtype="float64")
         if term_key == _TENSOR_PIPE:
             applies = ~split
         elif term_key in TERM_BY_KEY:
-            applies = np.ones(n, dtype=bool)
+            applies = np.True_
         else:  # a tensor input type: a term of its own only where the capture splits tensor work by type
             applies = split
         with np.errstate(invalid="ignore"):
-            roofed = applies & np.isfinite(roof) & (roof > 0)
-            roofless |= applies & (values > 0) & ~roofed
-        unknown = np.isnan(values)
+            roofed = applies & _flat(np.isfinite(roof) & (roof > 0))
+            unroofed = applies & ~roofed
+            if unroofed is not np.False_:
+                roofless |= unroofed & (values > 0)
+        unknown = _flat(np.isnan(values))
         missing = roofed & unknown
         if _COMPUTE[j]:  # a precision the capture's own roofs leave out is not one it charts
-            missing &= own_none | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool)
+            missing = missing & (own_none | (own >> ROOF_COLUMNS.index(peak) & 1).astype(bool))
             counted_compute |= roofed & ~unknown
             roofed_compute.append((j, roofed))
-        # the bits set in place: no int64 array per term and bit
-        np.bitwise_or(key, np.int64(1) << j, out=key, where=missing)
-        np.bitwise_or(key, np.int64(1) << (width + j), out=key, where=roofed)
+        _set_bit(key, j, missing, every)
+        _set_bit(key, width + j, roofed, every)
     # no precision counted at all: every compute term the GPU has is missing, whatever the roofs came from
     for j, roofed in roofed_compute:
-        np.bitwise_or(key, np.int64(1) << j, out=key, where=roofed & ~counted_compute)
+        _set_bit(key, j, roofed & ~counted_compute, every)
+    if every[0]:
+        key |= np.int64(every[0])
     missing_any = (key & ((1 << width) - 1)) != 0
     lacking = placed & missing_any
     if lacking.any():  # the text is built once per distinct pattern, never per row
@@ -143,6 +155,30 @@ def completeness(frame: pd.DataFrame, placed: np.ndarray, notes: StatusNotes,
         full[lacking] = codes
         notes.add_coded(lacking, full, texts)
     return placed & ~missing_any & ~roofless
+
+
+def _note(notes: StatusNotes, mask: np.ndarray, text: str) -> None:
+    if mask.any():  # an empty note adds nothing: no per-row arrays made for it
+        notes.add(mask, text)
+
+
+def _flat(mask: np.ndarray) -> np.ndarray | np.bool_:
+    """`uniform_mask` as `np.True_` or `np.False_`, which combine with arrays and take `~` as masks do."""
+    flat = uniform_mask(mask)
+    return np.bool_(flat) if isinstance(flat, bool) else flat
+
+
+def _flat_int(values: np.ndarray) -> np.ndarray | np.int64:
+    return np.int64(values[0]) if len(values) and values.min() == values.max() else values
+
+
+def _set_bit(key: np.ndarray, bit: int, where: np.ndarray | np.bool_, every: list[int]) -> None:
+    """Bit `bit` of `key` set in place where `where` holds (no int64 array per term and bit); where it holds on
+    every row, in `every[0]` instead, for one pass over `key` at the end."""
+    if where is np.True_:
+        every[0] |= 1 << bit
+    elif where is not np.False_:
+        np.bitwise_or(key, np.int64(1) << bit, out=key, where=where)
 
 
 def _missing_class(missing: np.ndarray, roofed: np.ndarray) -> str:

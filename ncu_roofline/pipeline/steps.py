@@ -24,6 +24,7 @@ from ..core.vocabulary import KERNEL_IDENTITY, LAUNCH_IDENTITY, LIMITER_COLUMNS,
 from ..readers import read_inputs
 from .by_name import BY_NAME_COLUMN, by_name_placeholders, by_name_rows
 from .catalogue import SM_CLOCKS, Catalogue
+from .codes import one_text
 from .ceilings import CeilingOptions, resolve_devices
 from .derive import Gap
 from .evaluate import attach_roofs, derive_launches, place_launches, refuse_without_roofline_metrics
@@ -213,8 +214,10 @@ def _in_launch_order(table: pd.DataFrame) -> bool:
 
     if table["source_file"].isna().any() or table["launch_id"].isna().any():
         return False
-    sources, _ = pd.factorize(table["source_file"], sort=True)
     ids = table["launch_id"].to_numpy()
+    if one_text(table["source_file"]):  # one file: its IDs alone say the order
+        return bool((ids[1:] >= ids[:-1]).all())
+    sources, _ = pd.factorize(table["source_file"], sort=True)
     same = sources[1:] == sources[:-1]
     return bool(((sources[1:] > sources[:-1]) | (same & (ids[1:] >= ids[:-1]))).all())
 

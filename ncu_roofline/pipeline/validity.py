@@ -41,43 +41,64 @@ def flag_invalid_values(table: pd.DataFrame, is_timing: Callable[[str], bool]) -
     `is_timing(metric)`: whether a metric measures time or a clock (`Catalogue.is_timing`)."""
     table = table.copy(deep=False)  # copy-on-write: only the columns nulled below are copied
     read_notes = table["reader_notes"] if "reader_notes" in table else None
-    notes = read_notes.astype("object").fillna("") if read_notes is not None \
-        else pd.Series("", index=table.index, dtype="object")
-    unchanged = notes
+
+    def first_notes() -> pd.Series:  # the reader's notes as objects, made only where a note is added to them
+        return read_notes.astype("object").fillna("") if read_notes is not None \
+            else pd.Series("", index=table.index, dtype="object")
+
+    notes = None  # none added yet
     invalid = np.zeros(len(table), dtype=bool)
     metrics = metric_columns(table)
-    # one test over the metrics' block finds the columns holding an impossible value; only those are walked
-    block = table[metrics].to_numpy(dtype="float64") if metrics else np.zeros((len(table), 0))
     timing = np.array([is_timing(metric) for metric in metrics], dtype=bool)
-    with np.errstate(invalid="ignore"):
-        flagged = np.flatnonzero((np.where(timing, block <= 0, block < 0)).any(axis=0))
-    for j in flagged:
+    for j in _flagged(table, metrics, timing):
         metric = metrics[j]
         values = table[metric].to_numpy(dtype="float64")
         bad, why = invalid_reason(values, bool(timing[j]))
         if bad.any():
             shown = pd.Series(values[bad]).map(lambda v: f"{v:.6g}").to_numpy(dtype=object)
-            notes = _append(notes, bad, f"invalid {metric} = ", shown, f" ({why})")
+            notes = _append(first_notes() if notes is None else notes, bad, f"invalid {metric} = ", shown,
+                            f" ({why})")
             values = values.copy()
             values[bad] = np.nan
             table[metric] = values
             invalid |= bad
-    notes = _check_identity(table, notes)
-    if notes is not unchanged or read_notes is None or read_notes.isna().any() or read_notes.dtype != "string":
-        table["reader_notes"] = notes.astype(STRING)  # else the reader's column as it is (no text added)
+    notes = _check_identity(table, notes, first_notes)
+    if notes is not None or read_notes is None or read_notes.isna().any() or read_notes.dtype != "string":
+        table["reader_notes"] = (first_notes() if notes is None else notes).astype(STRING)  # else as read
     table["_invalid"] = invalid
     return table
 
 
-def _check_identity(table: pd.DataFrame, notes: pd.Series) -> pd.Series:
-    """Launch settings that cannot be: nulled with a note (the launch itself stays, its counters are fine)."""
+# Cells of a frame's columns tested at once: a larger frame is tested a column at a time (each column's values as
+# they are, no copy), since a copied block over 32 MB is fresh memory, faulted in page by page.
+BLOCK_CELLS = 4 << 20
+
+
+def _flagged(table: pd.DataFrame, metrics: list[str], timing: np.ndarray) -> list[int]:
+    """The metrics (positions) holding an impossible value: one test over the metrics' block where it is small (a
+    report's few launches: no walk of its columns), else column by column."""
+    if not metrics:
+        return []
+    with np.errstate(invalid="ignore"):
+        if len(table) * len(metrics) <= BLOCK_CELLS:
+            block = table[metrics].to_numpy(dtype="float64")
+            return np.flatnonzero((np.where(timing, block <= 0, block < 0)).any(axis=0)).tolist()
+        return [j for j, metric in enumerate(metrics)
+                if invalid_reason(table[metric].to_numpy(dtype="float64"), bool(timing[j]))[0].any()]
+
+
+def _check_identity(table: pd.DataFrame, notes: pd.Series | None,
+                    first_notes: Callable[[], pd.Series]) -> pd.Series | None:
+    """Launch settings that cannot be: nulled with a note (the launch itself stays, its counters are fine).
+    `notes`: None where none was added yet (`first_notes()` gives the notes to add to)."""
     for column, label in (("process_id", "PID"), ("context", "context"), ("stream", "stream")):
         if column in table:
             values = table[column]
             bad = (values.notna() & (values.astype("Float64") < 0)).to_numpy(dtype=bool)
             if bad.any():
                 shown = values[bad].astype(str).to_numpy(dtype=object)
-                notes = _append(notes, bad, f"{label} ", shown, " is not valid (negative)")
+                notes = _append(first_notes() if notes is None else notes, bad, f"{label} ", shown,
+                                " is not valid (negative)")
                 table[column] = values.mask(bad)
     if "compute_capability" in table:
         cc = table["compute_capability"]
@@ -85,7 +106,8 @@ def _check_identity(table: pd.DataFrame, notes: pd.Series) -> pd.Series:
         bad = (cc.notna() & ((numbers < CC_RANGE[0]) | (numbers >= CC_RANGE[1]))).to_numpy(dtype=bool)
         if bad.any():
             shown = cc[bad].astype(str).to_numpy(dtype=object)
-            notes = _append(notes, bad, "CC ", shown, " is not a compute capability")
+            notes = _append(first_notes() if notes is None else notes, bad, "CC ", shown,
+                            " is not a compute capability")
             table["compute_capability"] = cc.mask(bad)
     for column, label in (("grid", "grid"), ("block", "block")):
         if column in table:
@@ -95,7 +117,8 @@ def _check_identity(table: pd.DataFrame, notes: pd.Series) -> pd.Series:
             if wrong:
                 bad = shapes.isin(wrong).to_numpy(dtype=bool)
                 shown = shapes[bad].astype(str).map(lambda s: repr(printable(s, 60))).to_numpy(dtype=object)
-                notes = _append(notes, bad, f"{label} ", shown, " is not a launch shape (x, y, z) of positive sizes")
+                notes = _append(first_notes() if notes is None else notes, bad, f"{label} ", shown,
+                                " is not a launch shape (x, y, z) of positive sizes")
                 table[column] = shapes.mask(bad)
     return notes
 
