@@ -6,6 +6,7 @@ Its own module so that the command modules (cli/analyze.py, cli/compare.py, ...)
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -70,6 +71,27 @@ def user_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         stderr.print("ncu-roofline: interrupted")
         raise typer.Exit(130) from None
+
+
+@contextmanager
+def imports_without_gc() -> Iterator[None]:
+    """The first import of pandas and the pipeline with Python's cyclic garbage collector paused, what it made then
+    frozen (`gc.freeze`: never traversed again) before it resumes.
+
+    Why: importing pandas, pyarrow and this package's modules makes about 115,000 tracked objects that live as long
+    as the process; the collector walks them again at each collection that the growing heap triggers, about 3 % of
+    a one-report run's instructions (benchmarks/RESULTS.md), and never frees one. Only a process that has not
+    loaded pandas yet pauses (a command run in-process after another, as the tests do, collects as before), and only
+    for the imports: every later step runs with the collector on."""
+    if "pandas" in sys.modules or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 class StdoutFailed(InputError):
