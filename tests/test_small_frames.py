@@ -133,3 +133,27 @@ def test_bandwidths_are_bytes_over_time_where_the_time_is_positive():
                 want = b / t if t > 0 and not math.isnan(b) else math.nan
                 value = got.at[label, level]
                 assert (math.isnan(want) and math.isnan(value)) or value == want, (case, label, level)
+
+
+def test_chart_points_are_one_row_per_level_in_draw_order():
+    from ncu_roofline.render.chart.roofline import _points
+
+    drawn = pd.DataFrame({
+        "rank": [1, 2, 3], "flop_per_s": [1e12, 2e12, 3e12], "time_share": [0.5, np.nan, 0.5],
+        "ai_dram": [1.0, 2.0, np.nan], "ai_l2": [10.0, np.nan, 30.0], "ai_l1": [100.0, np.nan, 300.0],
+    }, index=[4, 7, 9])  # the kernel table's own index: not carried over
+    has_level = drawn[["ai_dram", "ai_l2", "ai_l1"]].notna().set_axis(["dram", "l2", "l1"], axis=1)
+    points = _points(drawn, has_level)
+    # the largest marks first (time share falling, unknown as 0), then squares (L2), circles (DRAM), triangles (L1),
+    # then rank
+    expected = pd.DataFrame({
+        "rank": [1, 3, 1, 1, 3, 2],
+        "level": pd.array(["L2", "L2", "DRAM", "L1", "L1", "DRAM"], dtype="str"),
+        "ai": [10.0, 30.0, 1.0, 100.0, 300.0, 2.0],
+        "flop_per_s": [1e12, 3e12, 1e12, 1e12, 3e12, 2e12],
+        "time_share": [0.5, 0.5, 0.5, 0.5, 0.5, 0.0],
+    })
+    pd.testing.assert_frame_equal(points, expected, check_exact=True)
+    none = _points(drawn.iloc[:0], has_level.iloc[:0])
+    assert list(none.columns) == list(expected.columns) and len(none) == 0
+    assert list(none.dtypes) == list(expected.dtypes)
