@@ -30,7 +30,9 @@ PIPE_WIDTH = 160  # logs and pipes get a wide table instead of rich's 80-column 
 class _Stdout:
     """The console on sys.stdout as it is when something is printed: the stream and COLUMNS of that moment, not of
     the moment this module was imported (in one process, a command run with COLUMNS=80 must not narrow every
-    later command's tables: the CLI's tests run many commands in one process, in any order)."""
+    later command's tables: the CLI's tests run many commands in one process, in any order). Both consoles leave
+    emoji codes alone (`emoji=False`): a path or kernel name holding `:fire:` prints as it is, where rich would
+    print 🔥 (and first load its emoji table, 5 ms of every run)."""
 
     def __init__(self) -> None:
         self._key: tuple[int, str] | None = None
@@ -41,7 +43,7 @@ class _Stdout:
         key = (id(sys.stdout), columns)
         if self._console is None or self._key != key:
             pipe_width = int(columns) if columns.isdigit() else PIPE_WIDTH
-            self._console, self._key = Console(width=None if sys.stdout.isatty() else pipe_width), key
+            self._console, self._key = Console(width=None if sys.stdout.isatty() else pipe_width, emoji=False), key
         return self._console
 
     def __getattr__(self, name: str):
@@ -49,7 +51,7 @@ class _Stdout:
 
 
 stdout = _Stdout()
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, emoji=False)
 
 
 def fail(error: InputError) -> None:
