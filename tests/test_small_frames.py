@@ -157,3 +157,26 @@ def test_chart_points_are_one_row_per_level_in_draw_order():
     none = _points(drawn.iloc[:0], has_level.iloc[:0])
     assert list(none.columns) == list(expected.columns) and len(none) == 0
     assert list(none.dtypes) == list(expected.dtypes)
+
+
+def test_main_precision_is_the_precision_with_the_most_flops():
+    from ncu_roofline.core.vocabulary import UNKNOWN_BOUND, flop_column
+    from ncu_roofline.render.chart.tooltips import main_precision
+
+    kept = pd.DataFrame({
+        flop_column("fp64"): [1.0, 0.0, np.nan, 5.0],
+        flop_column("fp32"): [3.0, 0.0, np.nan, 5.0],
+        flop_column("fp16"): pd.array([2, 0, None, None], dtype="Int64"),  # a nullable column: missing is none
+    }, index=[10, 11, 12, 13])  # no tensor column at all: none of that precision
+    best = main_precision(kept)
+    assert best.index.tolist() == [10, 11, 12, 13]
+    # FP32 most; no FLOPs anywhere: unknown; a tie goes to the first precision (fp64)
+    assert best.tolist() == ["FP32", UNKNOWN_BOUND, UNKNOWN_BOUND, "FP64"]
+
+
+def test_known_text_is_the_value_or_a_dash_where_missing_or_blank():
+    from ncu_roofline.render.chart.tooltips import _known_text
+
+    grid = pd.Series(pd.array(["(1, 1, 1)", None, " ", "(2, 1, 1)"], dtype="string"), index=[3, 1, 2, 0])
+    assert _known_text(grid) == ["(1, 1, 1)", "—", "—", "(2, 1, 1)"]
+    assert _known_text(pd.Series([np.nan, "(4, 1, 1)"], dtype=object)) == ["—", "(4, 1, 1)"]
