@@ -180,3 +180,24 @@ def test_known_text_is_the_value_or_a_dash_where_missing_or_blank():
     grid = pd.Series(pd.array(["(1, 1, 1)", None, " ", "(2, 1, 1)"], dtype="string"), index=[3, 1, 2, 0])
     assert _known_text(grid) == ["(1, 1, 1)", "—", "—", "(2, 1, 1)"]
     assert _known_text(pd.Series([np.nan, "(4, 1, 1)"], dtype=object)) == ["—", "(4, 1, 1)"]
+
+
+def test_panel_frame_is_one_row_per_kernel_and_level_with_bytes_per_s():
+    from ncu_roofline.render.chart.memory_panel import panel_frame
+
+    table = pd.DataFrame({
+        "rank": [3, 7], "time_s": [1.0, 2.0],
+        "bytes_dram": [4e9, 0.0], "bytes_l2": [8e9, 6e9], "bytes_l1": [np.nan, 2e9],
+        "peak_bytes_per_s_dram": [8e9, 8e9], "peak_bytes_per_s_l2": [np.nan, 6e9],
+    }, index=[5, 2])
+    frame = panel_frame(table)
+    # by the kernel's column (slot), then left to right: DRAM at -0.3, L2 at 0, L1 at +0.3; a zero or unknown
+    # bandwidth has no row; of_roof against the kernel's own roof at that level ("—" where it has none)
+    assert frame["rank"].tolist() == [3, 3, 7, 7]
+    assert frame["slot"].tolist() == [0, 0, 1, 1]
+    assert frame["x"].tolist() == [-0.3, 0.0, 1.0, 1.3]
+    assert frame["level"].tolist() == ["DRAM", "L2", "L2", "L1"]
+    assert frame["bytes_per_s"].tolist() == [4e9, 8e9, 3e9, 1e9]
+    assert frame["bandwidth"].tolist() == ["4.00 GB/s", "8.00 GB/s", "3.00 GB/s", "1.00 GB/s"]
+    assert frame["of_roof"].tolist() == ["50.0%", "—", "50.0%", "—"]
+    assert frame.index.tolist() == [0, 1, 2, 3]
