@@ -34,6 +34,8 @@ SCHEMA_VERSION = "1"
 
 @dataclass
 class InputFile:
+    """An input as the run's metadata names it: its path and the SHA-256 of its bytes."""
+
     path: str
     sha256: str
 

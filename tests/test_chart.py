@@ -379,10 +379,10 @@ def test_html_cannot_be_broken_out_of_by_a_file_name(kernels, ctx, tmp_path):
 def test_a_failed_export_leaves_the_directory_as_it_was(kernels, ctx, tmp_path, monkeypatch):
     real_render = chart_files.render
 
-    def fail_on_png(spec, fmt):
+    def fail_on_png(spec, fmt, **options):
         if fmt == "png":
             raise RuntimeError("vl-convert crashed")
-        return real_render(spec, fmt)
+        return real_render(spec, fmt, **options)
 
     monkeypatch.setattr(chart_files, "render", fail_on_png)
     with pytest.raises(RuntimeError):

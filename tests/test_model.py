@@ -173,10 +173,10 @@ def test_cli_model_outputs_land_together_or_not_at_all(tmp_path, monkeypatch):
     from ncu_roofline.render.chart import chart_files
     real_render = chart_files.render
 
-    def fail_on_png(spec, fmt):
+    def fail_on_png(spec, fmt, **options):
         if fmt == "png":
             raise RuntimeError("vl-convert crashed")
-        return real_render(spec, fmt)
+        return real_render(spec, fmt, **options)
 
     (tmp_path / "model.parquet").write_bytes(b"the previous run's")
     monkeypatch.setattr(chart_files, "render", fail_on_png)
@@ -196,8 +196,8 @@ def test_cli_model_json_file_lands_with_the_charts_or_not_at_all(tmp_path, monke
     summary.write_text("the previous run's")
     args = ["model", "gemm", "--m", "64", "--n", "64", "--k", "64", "--gpu", "H100 SXM", "--json", str(summary),
             "-o", str(tmp_path / "out"), "--format", "png"]
-    monkeypatch.setattr(chart_files, "render", lambda spec, fmt: (_ for _ in ()).throw(RuntimeError("no png"))
-                        if fmt == "png" else real_render(spec, fmt))
+    monkeypatch.setattr(chart_files, "render", lambda spec, fmt, **options: (_ for _ in ()).throw(
+                        RuntimeError("no png")) if fmt == "png" else real_render(spec, fmt, **options))
     assert runner.invoke(app, args).exit_code != 0
     assert summary.read_text() == "the previous run's"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["points.json"]

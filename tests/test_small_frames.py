@@ -133,3 +133,71 @@ def test_bandwidths_are_bytes_over_time_where_the_time_is_positive():
                 want = b / t if t > 0 and not math.isnan(b) else math.nan
                 value = got.at[label, level]
                 assert (math.isnan(want) and math.isnan(value)) or value == want, (case, label, level)
+
+
+def test_chart_points_are_one_row_per_level_in_draw_order():
+    from ncu_roofline.render.chart.roofline import _points
+
+    drawn = pd.DataFrame({
+        "rank": [1, 2, 3], "flop_per_s": [1e12, 2e12, 3e12], "time_share": [0.5, np.nan, 0.5],
+        "ai_dram": [1.0, 2.0, np.nan], "ai_l2": [10.0, np.nan, 30.0], "ai_l1": [100.0, np.nan, 300.0],
+    }, index=[4, 7, 9])  # the kernel table's own index: not carried over
+    has_level = drawn[["ai_dram", "ai_l2", "ai_l1"]].notna().set_axis(["dram", "l2", "l1"], axis=1)
+    points = _points(drawn, has_level)
+    # the largest marks first (time share falling, unknown as 0), then squares (L2), circles (DRAM), triangles (L1),
+    # then rank
+    expected = pd.DataFrame({
+        "rank": [1, 3, 1, 1, 3, 2],
+        "level": pd.array(["L2", "L2", "DRAM", "L1", "L1", "DRAM"], dtype="str"),
+        "ai": [10.0, 30.0, 1.0, 100.0, 300.0, 2.0],
+        "flop_per_s": [1e12, 3e12, 1e12, 1e12, 3e12, 2e12],
+        "time_share": [0.5, 0.5, 0.5, 0.5, 0.5, 0.0],
+    })
+    pd.testing.assert_frame_equal(points, expected, check_exact=True)
+    none = _points(drawn.iloc[:0], has_level.iloc[:0])
+    assert list(none.columns) == list(expected.columns) and len(none) == 0
+    assert list(none.dtypes) == list(expected.dtypes)
+
+
+def test_main_precision_is_the_precision_with_the_most_flops():
+    from ncu_roofline.core.vocabulary import UNKNOWN_BOUND, flop_column
+    from ncu_roofline.render.chart.tooltips import main_precision
+
+    kept = pd.DataFrame({
+        flop_column("fp64"): [1.0, 0.0, np.nan, 5.0],
+        flop_column("fp32"): [3.0, 0.0, np.nan, 5.0],
+        flop_column("fp16"): pd.array([2, 0, None, None], dtype="Int64"),  # a nullable column: missing is none
+    }, index=[10, 11, 12, 13])  # no tensor column at all: none of that precision
+    best = main_precision(kept)
+    assert best.index.tolist() == [10, 11, 12, 13]
+    # FP32 most; no FLOPs anywhere: unknown; a tie goes to the first precision (fp64)
+    assert best.tolist() == ["FP32", UNKNOWN_BOUND, UNKNOWN_BOUND, "FP64"]
+
+
+def test_known_text_is_the_value_or_a_dash_where_missing_or_blank():
+    from ncu_roofline.render.chart.tooltips import _known_text
+
+    grid = pd.Series(pd.array(["(1, 1, 1)", None, " ", "(2, 1, 1)"], dtype="string"), index=[3, 1, 2, 0])
+    assert _known_text(grid) == ["(1, 1, 1)", "—", "—", "(2, 1, 1)"]
+    assert _known_text(pd.Series([np.nan, "(4, 1, 1)"], dtype=object)) == ["—", "(4, 1, 1)"]
+
+
+def test_panel_frame_is_one_row_per_kernel_and_level_with_bytes_per_s():
+    from ncu_roofline.render.chart.memory_panel import panel_frame
+
+    table = pd.DataFrame({
+        "rank": [3, 7], "time_s": [1.0, 2.0],
+        "bytes_dram": [4e9, 0.0], "bytes_l2": [8e9, 6e9], "bytes_l1": [np.nan, 2e9],
+        "peak_bytes_per_s_dram": [8e9, 8e9], "peak_bytes_per_s_l2": [np.nan, 6e9],
+    }, index=[5, 2])
+    frame = panel_frame(table)
+    # by the kernel's column (slot), then left to right: DRAM at -0.3, L2 at 0, L1 at +0.3; a zero or unknown
+    # bandwidth has no row; of_roof against the kernel's own roof at that level ("—" where it has none)
+    assert frame["rank"].tolist() == [3, 3, 7, 7]
+    assert frame["slot"].tolist() == [0, 0, 1, 1]
+    assert frame["x"].tolist() == [-0.3, 0.0, 1.0, 1.3]
+    assert frame["level"].tolist() == ["DRAM", "L2", "L2", "L1"]
+    assert frame["bytes_per_s"].tolist() == [4e9, 8e9, 3e9, 1e9]
+    assert frame["bandwidth"].tolist() == ["4.00 GB/s", "8.00 GB/s", "3.00 GB/s", "1.00 GB/s"]
+    assert frame["of_roof"].tolist() == ["50.0%", "—", "50.0%", "—"]
+    assert frame.index.tolist() == [0, 1, 2, 3]

@@ -140,3 +140,16 @@ def test_without_the_override_the_platform_cache_folder_is_used(tmp_path, monkey
     vega_bundle.javascript_bundle()
     assert [p.name for p in (tmp_path / "xdg" / "ncu-roofline").iterdir()] == \
         [f"vega-bundle-{vl_convert.__version__}-{vega_bundle.vl_version()}.js"]
+
+
+def test_a_bundle_of_several_pages_reads_the_cached_bundle_once(tmp_path, cache, fake_builder, monkeypatch):
+    reads = []
+    read_cached = vega_bundle.read_cached
+    monkeypatch.setattr(vega_bundle, "read_cached", lambda path: reads.append(path) or read_cached(path))
+    vega_bundle.javascript_bundle()  # the cache filled (built once by the fake builder)
+    reads.clear()
+    files = analyze(FIXTURES / "example_h100_raw.csv").bundle(precisions=["fp64"]).files
+    pages = [name for name in files if name.endswith(".html")]
+    assert pages == ["roofline.html", "roofline_fp64.html"]
+    assert len(reads) == 1 and fake_builder == [VL_CONVERT_VERSION]
+    assert all(FAKE in files[name].decode("utf-8") for name in pages)

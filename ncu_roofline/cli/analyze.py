@@ -23,6 +23,7 @@ from .common import (
     chart_link,
     checked_text,
     grouping,
+    imports_without_gc,
     output_options,
     path,
     say,
@@ -107,7 +108,8 @@ def analyze(
             from .. import refuse_unreadable
 
             refuse_unreadable(inputs)  # a file that is no ncu table: the reader's line, before pandas is loaded
-        from .. import analyze as run_analysis
+        with imports_without_gc():
+            from .. import analyze as run_analysis
 
         with _progress([Path(i) for i in inputs if i.strip()]) as progress:
             result = run_analysis(inputs, gpu=gpu, ceilings=ceilings, clock=clock, **groups, nvtx_include=nvtx_include,

@@ -6,6 +6,7 @@ Its own module so that the command modules (cli/analyze.py, cli/compare.py, ...)
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import signal
@@ -29,7 +30,9 @@ PIPE_WIDTH = 160  # logs and pipes get a wide table instead of rich's 80-column 
 class _Stdout:
     """The console on sys.stdout as it is when something is printed: the stream and COLUMNS of that moment, not of
     the moment this module was imported (in one process, a command run with COLUMNS=80 must not narrow every
-    later command's tables: the CLI's tests run many commands in one process, in any order)."""
+    later command's tables: the CLI's tests run many commands in one process, in any order). Both consoles leave
+    emoji codes alone (`emoji=False`): a path or kernel name holding `:fire:` prints as it is, where rich would
+    print 🔥 (and first load its emoji table, 5 ms of every run)."""
 
     def __init__(self) -> None:
         self._key: tuple[int, str] | None = None
@@ -40,7 +43,7 @@ class _Stdout:
         key = (id(sys.stdout), columns)
         if self._console is None or self._key != key:
             pipe_width = int(columns) if columns.isdigit() else PIPE_WIDTH
-            self._console, self._key = Console(width=None if sys.stdout.isatty() else pipe_width), key
+            self._console, self._key = Console(width=None if sys.stdout.isatty() else pipe_width, emoji=False), key
         return self._console
 
     def __getattr__(self, name: str):
@@ -48,7 +51,7 @@ class _Stdout:
 
 
 stdout = _Stdout()
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, emoji=False)
 
 
 def fail(error: InputError) -> None:
@@ -70,6 +73,27 @@ def user_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         stderr.print("ncu-roofline: interrupted")
         raise typer.Exit(130) from None
+
+
+@contextmanager
+def imports_without_gc() -> Iterator[None]:
+    """The first import of pandas and the pipeline with Python's cyclic garbage collector paused, what it made then
+    frozen (`gc.freeze`: never traversed again) before it resumes.
+
+    Why: importing pandas, pyarrow and this package's modules makes about 115,000 tracked objects that live as long
+    as the process; the collector walks them again at each collection that the growing heap triggers, about 3 % of
+    a one-report run's instructions (benchmarks/RESULTS.md), and never frees one. Only a process that has not
+    loaded pandas yet pauses (a command run in-process after another, as the tests do, collects as before), and only
+    for the imports: every later step runs with the collector on."""
+    if "pandas" in sys.modules or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 class StdoutFailed(InputError):

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import re2
-
 from .errors import InputError
 
 _UNSUPPORTED = "RE2 syntax; backreferences and lookaround are not supported"
 
 
+def _re2():
+    """RE2, imported when a pattern is first compiled: most runs are given none (2-3 ms of every run otherwise)."""
+    import re2
+
+    return re2
+
+
 def _options():
-    options = re2.Options()
+    options = _re2().Options()
     options.log_errors = False  # RE2 would print its own parse errors on stderr
     options.never_capture = True  # groups only group: nothing is extracted
     return options
@@ -49,6 +54,7 @@ class Pattern:
 def compile_regex(text: str, what: str, *, path: str | Path | None = None) -> Pattern:
     """`text` as a regex searched in names; an InputError naming `what` (e.g. "--kernel '(a'") when RE2 refuses
     it."""
+    re2 = _re2()
     try:
         return Pattern(text, re2.compile(text, _options()), whole=False)
     except (re2.error, TypeError, ValueError) as exc:
@@ -57,6 +63,7 @@ def compile_regex(text: str, what: str, *, path: str | Path | None = None) -> Pa
 
 def compile_glob(text: str, what: str) -> Pattern:
     """A shell glob (`*`, `?`, `[...]`, as fnmatch) matched against the whole text, translated to RE2."""
+    re2 = _re2()
     try:
         return Pattern(text, re2.compile(_glob_regex(text), _options()), whole=True)
     except (re2.error, TypeError, ValueError) as exc:
@@ -64,6 +71,7 @@ def compile_glob(text: str, what: str) -> Pattern:
 
 
 def _glob_regex(glob: str) -> str:
+    re2 = _re2()
     out, i, n = [], 0, len(glob)
     while i < n:
         c = glob[i]

@@ -81,6 +81,8 @@ class _NotReport(Exception):
 
 @dataclass
 class _Result:
+    """One profiling result as the container walk read it: the process, the kernel's names, the launch dims."""
+
     pid: int | None = None
     mangled: str | None = None
     function: str | None = None

@@ -124,7 +124,7 @@ def print_summary(kernels: pd.DataFrame, *, top: int = 10, title: str = "", cons
                   verbose: bool = False) -> None:
     """The table and its status notes; with `app` (--nsys) how much of the run the profile covers first, and the
     largest kernels it never reached after."""
-    console = console or Console()
+    console = console or Console(emoji=False)
     if app is not None:
         from .timeline import coverage_sentence
 

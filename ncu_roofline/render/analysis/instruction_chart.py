@@ -43,6 +43,8 @@ def level_name(level: str) -> str:
 
 @dataclass
 class InstructionChartData:
+    """The small frames the instruction roofline draws, cut down from the kernel table."""
+
     points: pd.DataFrame
     labels: pd.DataFrame  # rank numbers placed beside the points (x, y: the text's centre), none overlapping
     unnumbered: int  # a kernel's spots left without a number: no free place beside them

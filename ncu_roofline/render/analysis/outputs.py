@@ -38,6 +38,7 @@ def analysis_bundle(tables: AnalysisTables, *, formats: tuple[str, ...] = (),
     `roofline_<precision>.*`: that precision's work over its own roof (precision_view.py)."""
     from ...core.parquet import table_bytes
     from ..chart.chart_files import chart_payloads
+    from ..chart.vega_bundle import javascript_bundle
     from .chart import roofline_spec
     from .instruction_chart import has_instruction_data, instruction_roofline_spec
     from .precision_view import precision_view
@@ -48,13 +49,14 @@ def analysis_bundle(tables: AnalysisTables, *, formats: tuple[str, ...] = (),
     files = {o.name: table_bytes(o.format, frames[stem(o)], tables.metadata)
              for o in requested("analysis", formats, "table")}
     spec = roofline_spec(tables.kernels, tables.ctx, model_points=tables.model_points, model_pairs=tables.model_pairs)
-    files.update(chart_payloads(spec, charts))
+    page = javascript_bundle() if "html" in charts else None  # read once for every page of the bundle
+    files.update(chart_payloads(spec, charts, page_bundle=page))
     if has_instruction_data(tables.kernels):
         ctx = tables.ctx
         title = f"{ctx.gpu} · {', '.join(Path(p).name for p in ctx.inputs)}"
         files.update(chart_payloads(instruction_roofline_spec(tables.kernels, title=title, top=ctx.top), charts,
-                                    stem=INSTRUCTION_STEM))
+                                    stem=INSTRUCTION_STEM, page_bundle=page))
     for precision, view in views.items():
         view_spec = roofline_spec(view, replace(tables.ctx, precision=precision))
-        files.update(chart_payloads(view_spec, charts, stem=f"roofline_{precision}"))
+        files.update(chart_payloads(view_spec, charts, stem=f"roofline_{precision}", page_bundle=page))
     return Bundle(files, names=OUTPUT_NAMES)

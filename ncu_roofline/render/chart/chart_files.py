@@ -231,21 +231,23 @@ def _image(spec: Spec, fmt: str, svg: bytes | None = None) -> bytes:
                    lambda: vl_convert.vegalite_to_svg(spec, vl_version=VL_CONVERT_VERSION).encode("utf-8"))
 
 
-def render(spec: Spec, fmt: str, *, svg: bytes | None = None) -> bytes:
+def render(spec: Spec, fmt: str, *, svg: bytes | None = None, page_bundle: str | None = None) -> bytes:
     """One file's bytes: "vl.json", "html", "svg" or "png" (a PNG rasterised from `svg` when given: the spec's own
-    SVG, already made)."""
+    SVG, already made; a page inlining `page_bundle` when given: the Vega bundle, already read)."""
     if fmt == "vl.json":
         return spec_text(spec).encode("utf-8")
     if fmt == "html":
-        return html_page(spec).encode("utf-8")
+        return html_page(spec, page_bundle).encode("utf-8")
     return _image(spec, fmt, svg if fmt == "png" else None)
 
 
-def chart_payloads(spec: Spec, formats: Iterable[str], *, stem: str = "roofline") -> dict[str, bytes]:
+def chart_payloads(spec: Spec, formats: Iterable[str], *, stem: str = "roofline",
+                   page_bundle: str | None = None) -> dict[str, bytes]:
     """`{"<stem>.<format>": bytes}` for each of `formats` ("vl.json", "html", "svg", "png"; "json" is taken for
     "vl.json"), in the order asked: rendered, not written, so a failing export (vl-convert, say) writes nothing.
     With both images asked for, the PNG is rasterised from the SVG rather than drawn again from the spec (its
-    clipping done per mark: render/chart/png_clips.py)."""
+    clipping done per mark: render/chart/png_clips.py). `page_bundle`: the Vega bundle the page inlines, where the
+    caller has read it already for another chart (reading and checking the cached 900 kB costs 2-3 ms a time)."""
     wanted: list[str] = []
     for fmt in formats:
         fmt = "vl.json" if fmt == "json" else fmt
@@ -257,7 +259,8 @@ def chart_payloads(spec: Spec, formats: Iterable[str], *, stem: str = "roofline"
     if "svg" in wanted and "png" in wanted:
         rendered["svg"] = render(spec, "svg")
         rendered["png"] = render(spec, "png", svg=rendered["svg"])
-    return {f"{stem}.{fmt}": rendered[fmt] if fmt in rendered else render(spec, fmt) for fmt in wanted}
+    return {f"{stem}.{fmt}": rendered[fmt] if fmt in rendered else render(spec, fmt, page_bundle=page_bundle)
+            for fmt in wanted}
 
 
 def write_chart(spec: Spec, outdir: Path, formats: Iterable[str] = DEFAULT_FORMATS, *,

@@ -83,21 +83,28 @@ def panel_frame(table: pd.DataFrame) -> pd.DataFrame:
     (the slot plus the level's offset), level (display name), bytes_per_s, and the tooltip texts `bandwidth` and
     `of_roof` (the bandwidth over the kernel's own roof at that level)."""
     rates = bandwidths(table)
-    frames = []
-    for level in LEVELS:
+    rank, slots = table["rank"].astype(int).to_numpy(), np.arange(len(table))
+    parts: dict[str, list] = {"rank": [], "slot": [], "x": [], "level": [], "bytes_per_s": [], "share": []}
+    for level in LEVELS:  # in arrays, one frame at the end: a frame per level, concatenated and sorted, cost more
         value = rates[level].to_numpy()
         peak = (pd.to_numeric(table[peak_bytes_column(level)], errors="coerce").astype(float).to_numpy()
                 if peak_bytes_column(level) in table else np.full(len(table), np.nan))
         with np.errstate(divide="ignore", invalid="ignore"):
             share = value / np.where(peak > 0, peak, np.nan)
-        frame = pd.DataFrame({
-            "rank": table["rank"].astype(int).to_numpy(), "slot": np.arange(len(table)),
-            "x": np.arange(len(table)) + LEVEL_OFFSETS[level], "level": display(level), "bytes_per_s": value,
-            "bandwidth": [format_si(v, "B/s") for v in value],
-            "of_roof": [pct(s) for s in share],
-        })
-        frames.append(frame[np.isfinite(value) & (value > 0)])
-    return pd.concat(frames, ignore_index=True).sort_values(["slot", "x"], kind="stable").reset_index(drop=True)
+        kept = np.isfinite(value) & (value > 0)
+        for name, column in (("rank", rank), ("slot", slots), ("x", slots + LEVEL_OFFSETS[level]),
+                             ("level", np.full(len(table), display(level), dtype=object)), ("bytes_per_s", value),
+                             ("share", share)):
+            parts[name].append(column[kept])
+    rows = {name: np.concatenate(columns) for name, columns in parts.items()}
+    order = np.lexsort((rows["x"], rows["slot"]))  # by slot, then x (a stable sort)
+    rows = {name: column[order] for name, column in rows.items()}
+    return pd.DataFrame({
+        "rank": rows["rank"], "slot": rows["slot"], "x": rows["x"].astype(float),
+        "level": pd.array(rows["level"], dtype="str"), "bytes_per_s": rows["bytes_per_s"],
+        "bandwidth": pd.array([format_si(v, "B/s") for v in rows["bytes_per_s"].tolist()], dtype="str"),
+        "of_roof": pd.array([pct(v) for v in rows["share"].tolist()], dtype="str"),
+    })
 
 
 def panel_domains(values: np.ndarray, peaks: dict[str, float], slots: int) -> tuple[tuple[float, float],

@@ -191,23 +191,7 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
         "upper_bound": ~sol_complete(kept).to_numpy(),
     }).reset_index(drop=True)
 
-    drawn = table[on_roofline]
-    points = pd.concat(
-        [
-            pd.DataFrame({
-                "rank": drawn["rank"].astype(int), "level": display(level), "ai": drawn[ai_column(level)].astype(float),
-                "flop_per_s": drawn["flop_per_s"].astype(float),
-                "time_share": drawn["time_share"].astype(float).fillna(0.0),  # unknown share: smallest mark
-            })[has_level.loc[drawn.index, level].to_numpy()]
-            for level in LEVELS
-        ],
-        ignore_index=True,
-    )
-    # Draw order: big marks first, and within one kernel squares, then circles, then triangles, so a small mark
-    # is never hidden under a larger one at the same place.
-    layer = points["level"].map({display(level): i for i, level in enumerate(LEVEL_DRAW_ORDER)})
-    points = points.assign(_layer=layer).sort_values(["time_share", "_layer", "rank"], ascending=[False, True, True],
-                                                     kind="stable").drop(columns="_layer").reset_index(drop=True)
+    points = _points(table[on_roofline], has_level[on_roofline])
 
     x_domain, y_domain, off_scale = domains(points, compute, memory, extra)
     plot = Plot(ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX, x_domain, y_domain)
@@ -236,6 +220,31 @@ def chart_data(kernels: pd.DataFrame, ctx: ChartContext, extra: pd.DataFrame | N
     fits = crowding.fits_with_leaders(fits, leaders)
     return ChartData(points, kernel_rows, roofs, roof_labels, x_domain, y_domain, subtitle, ridges, rank_labels,
                      tuple(off_scale), unit, fits, drawn_panel, leaders, static)
+
+
+def _points(drawn: pd.DataFrame, has_level: pd.DataFrame) -> pd.DataFrame:
+    """One row per (drawn kernel, level it has an intensity at): rank, level, ai, flop_per_s, time_share (unknown:
+    0, the smallest mark). Draw order: big marks first, and within one kernel squares, then circles, then triangles,
+    so a small mark is never hidden under a larger one at the same place. Built from arrays: a frame per level,
+    concatenated and sorted, cost more than the few rows it holds."""
+    rank = drawn["rank"].astype(int).to_numpy()
+    flop_per_s = drawn["flop_per_s"].astype(float).to_numpy()
+    share = drawn["time_share"].astype(float).fillna(0.0).to_numpy()
+    keep = [has_level[level].to_numpy(bool) for level in LEVELS]
+    layer_of = {level: i for i, level in enumerate(LEVEL_DRAW_ORDER)}
+    ranks = np.concatenate([rank[k] for k in keep])
+    shares = np.concatenate([share[k] for k in keep])
+    layers = np.concatenate([np.full(int(k.sum()), layer_of[level]) for level, k in zip(LEVELS, keep)])
+    order = np.lexsort((ranks, layers, -shares))  # time share falling, then layer, then rank (a stable sort)
+    return pd.DataFrame({
+        "rank": ranks[order],
+        "level": pd.array(np.repeat(np.array([display(level) for level in LEVELS], dtype=object),
+                                    [int(k.sum()) for k in keep])[order], dtype="str"),  # pandas' own text dtype
+        "ai": np.concatenate([drawn[ai_column(level)].astype(float).to_numpy()[k]
+                              for level, k in zip(LEVELS, keep)])[order],
+        "flop_per_s": np.concatenate([flop_per_s[k] for k in keep])[order],
+        "time_share": shares[order],
+    })
 
 
 def fit_height(width: float) -> int:

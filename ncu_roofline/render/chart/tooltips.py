@@ -56,9 +56,12 @@ def _numbers(table: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(table[column], errors="coerce")
 
 
-def _known_text(series: pd.Series) -> pd.Series:
+def _known_text(series: pd.Series) -> list[str]:
+    """Each value as text, "—" where it is missing or blank (a list: Series steps on a few rows cost more than the
+    texts)."""
     text = series.astype(STRING)
-    return text.where(text.notna() & (text.str.strip() != ""), "—").astype(str)
+    blank = (text.str.strip() == "").fillna(True).to_numpy(dtype=bool)
+    return ["—" if empty else value for value, empty in zip(text.tolist(), blank.tolist())]
 
 
 def _joined(parts: list[list[str]]) -> list[str]:
@@ -67,10 +70,14 @@ def _joined(parts: list[list[str]]) -> list[str]:
 
 def main_precision(kept: pd.DataFrame) -> pd.Series:
     """The precision doing most of each kernel's FLOPs (display name), "unknown" without FLOPs."""
-    flops = pd.DataFrame({display(p): _numbers(kept, flop_column(p))
-                          for p in PRECISIONS}, index=kept.index).fillna(0.0)
-    best = flops.idxmax(axis=1).where(flops.sum(axis=1) > 0, UNKNOWN_BOUND)
-    return best.astype(str)
+    flops = np.column_stack([_numbers(kept, flop_column(p)).to_numpy(dtype=float, na_value=np.nan)
+                             for p in PRECISIONS]).reshape(len(kept), len(PRECISIONS))
+    flops = np.where(np.isnan(flops), 0.0, flops)
+    with np.errstate(invalid="ignore"):  # inf - inf: no known total, as in pandas' sum
+        known = flops.sum(axis=1) > 0
+    names = [display(p) for p in PRECISIONS]
+    best = [names[i] if k else UNKNOWN_BOUND for i, k in zip(np.argmax(flops, axis=1).tolist(), known.tolist())]
+    return pd.Series(best, index=kept.index, dtype=str)
 
 
 def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = None) -> dict[str, object]:
@@ -102,9 +109,10 @@ def tooltip_columns(kept: pd.DataFrame, drawn_roofs: dict[str, float] | None = N
         binding.append("—" if term is None else f"{display(key)} {own}")
     complete = sol_complete(kept).tolist()
     bound = [DISPLAY.get(b, UNKNOWN_BOUND) if isinstance(b, str) else UNKNOWN_BOUND for b in kept["bound"]]
-    grid_block = _known_text(kept["grid"]) + " × " + _known_text(kept["block"])
+    grid_block = [f"{grid} × {block}" for grid, block in zip(_known_text(kept["grid"]), _known_text(kept["block"]))]
     return {
-        "grid_block": grid_block.where(~grid_block.eq("— × —"), "— (not in the capture)").to_numpy(),
+        "grid_block": np.array([text if text != "— × —" else "— (not in the capture)" for text in grid_block],
+                               dtype=object),
         "launches": kept["launches"].astype(int).to_numpy(),
         "time": [format_si(v, "s") for v in kept["time_s"]],
         "share": [pct(v) for v in kept["time_share"]],

@@ -96,7 +96,7 @@ def gate_lines(gates: list[GateResult], labels: dict | None = None) -> list[str]
 def print_comparison(kernels: pd.DataFrame, totals: pd.DataFrame, info: dict[str, Any], *, top: int = 10,
                      console: Console | None = None, wide: bool = False) -> None:
     """The table of the kernels that moved most, then one line per gate; `info` is `Comparison.info()`."""
-    console = console or Console()
+    console = console or Console(emoji=False)
     for side, sentence in zip(("base", "head"), info.get("timelines", ())):  # --nsys
         console.print(f"{side}: {sentence or 'no --nsys timeline'}.", markup=False, highlight=False, soft_wrap=True)
     if top:

@@ -170,7 +170,7 @@ def since_text(since: object, newest: object, quote: str = "") -> str:
 def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[GateResult], *, runs: int,
                   newest_run_id: str | None, top: int = 10, console: Console | None = None,
                   wide: bool = False) -> None:
-    console = console or Console()
+    console = console or Console(emoji=False)
     if top:
         shown = min(top, len(summary))
         print_table(console, history_table(
@@ -187,7 +187,7 @@ def print_history(summary: pd.DataFrame, time_wide: pd.DataFrame, gates: list[Ga
 
 def print_frame(frame: pd.DataFrame, *, console: Console | None = None, max_rows: int = 1000) -> None:
     """Any result table (`--sql`) as a rich table: nulls as "—", at most `max_rows` rows."""
-    console = console or Console()
+    console = console or Console(emoji=False)
     table = Table(header_style="bold")
     for column in frame.columns:
         table.add_column(Text(for_terminal(column)), no_wrap=True)

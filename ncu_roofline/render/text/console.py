@@ -25,4 +25,4 @@ def print_table(console: Console, table: Table, *, wide: bool = False) -> None:
         # `print(width=)` never goes past the console's own width (rich then squeezes the narrowest columns, the
         # rank first, to nothing): a console as wide as the table, on the same stream with the same colours.
         Console(file=console.file, width=need, force_terminal=console.is_terminal,
-                color_system=console.color_system, no_color=console.no_color).print(table, crop=False)
+                color_system=console.color_system, no_color=console.no_color, emoji=False).print(table, crop=False)

@@ -24,6 +24,8 @@ WIDE_HINT = "`--wide` prints every column"
 
 @dataclass(frozen=True)
 class Col:
+    """A terminal table's column: its header, and how it is dropped when the terminal is too narrow."""
+
     header: str
     justify: str = "right"
     drop: float | None = None   # None: never dropped; otherwise the lowest drops first
@@ -33,6 +35,8 @@ class Col:
 
 @dataclass(frozen=True)
 class Fitted:
+    """A table fitted to the terminal, and the headers of the columns it left out."""
+
     table: Table
     dropped: list[str]
 
