@@ -25,8 +25,8 @@ class StatusNotes:
         self._index: dict[tuple[str, ...], int] = {(): 0}
 
     def add(self, mask: np.ndarray, text: str) -> None:
-        """Add `text` to the rows where `mask` is true."""
-        self.add_coded(mask, np.zeros(self.n, dtype=np.int64), [text])
+        """Add `text` to the rows where `mask` is true (one code for every row: a read-only view, not n zeros)."""
+        self.add_coded(mask, np.broadcast_to(np.int64(0), (self.n,)), [text])
 
     def add_coded(self, mask: np.ndarray, codes: np.ndarray, texts: list[str]) -> None:
         """Add `texts[codes[i]]` to row i where `mask` is true (a per-row choice among a few texts)."""
@@ -54,7 +54,7 @@ class StatusNotes:
 
     def render(self) -> pd.Series:
         labels = ["; ".join(combo) if combo else "ok" for combo in self._combos]
-        used = np.unique(self._codes)
+        used = np.flatnonzero(np.bincount(self._codes, minlength=len(labels)))  # np.unique's, without a sort of n
         remap = np.full(len(labels), -1, dtype=np.int64)
         remap[used] = np.arange(len(used))
         categories = pd.Index([labels[i] for i in used], dtype="object")
