@@ -186,6 +186,26 @@ def test_naming_every_rank_in_only_lays_out_as_without_it(crowd):
         assert layout_texts(size, [], [], points, sizes, every) == layout_texts(size, [], [], points, sizes)
 
 
+def test_the_points_columns_taken_once_lay_out_as_the_frame(crowd):
+    """The page's other plot sizes lay out from `point_columns` (the frame's columns taken once for all sizes):
+    the same texts, spots, leaders and numbered ranks as from the frame itself, at every size, with levels that
+    coincide (a kernel's L2 point under another's DRAM mark) and without a level column."""
+    from ncu_roofline.render.chart.layout import point_columns
+
+    plot, points, sizes = crowd
+    under = points.iloc[:20].assign(rank=np.arange(61, 81), level="L2")
+    mixed = pd.concat([points, under], ignore_index=True)
+    mixed_sizes = np.concatenate([sizes, np.full(20, 30.0)])
+    for frame, areas in ((points, sizes), (mixed, mixed_sizes), (points.drop(columns="level"), sizes)):
+        columns = point_columns(frame)
+        assert sorted(columns) == sorted({"rank", "ai", "flop_per_s", "level"} & set(frame.columns))
+        default = layout_texts(plot, [], [], frame, areas)
+        for width, height in ((640, 480), (480, 360), (1000, 600), (1920, 720)):
+            size = Plot(width, height, plot.x_domain, plot.y_domain)
+            assert layout_texts(size, [], [], columns, areas, default.labelled) == \
+                layout_texts(size, [], [], frame, areas, default.labelled)
+
+
 def test_the_second_pass_reuses_only_answers_that_would_come_again(crowd, monkeypatch):
     # 20 more kernels, each with a small DRAM mark under one of the first 20's and an L2 point in the crowd: those
     # left unnumbered share a numbered one's spot, so layout_texts lays out again, naming them in their hosts' labels

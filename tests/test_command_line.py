@@ -82,3 +82,20 @@ def test_each_command_reads_the_same_as_in_the_whole_app(capsys, monkeypatch, wo
     expected = _help_of_the_whole_app([*words, "--help"], capsys)
     assert run_command_line([*words, "--help"]) == 0
     assert capsys.readouterr().out == expected and "Usage:" in expected
+
+
+def test_a_command_imports_its_own_module_and_no_other_commands():
+    """cli/__init__ imports only the module of the command a run names (the others cost every `analyze` 10-15 ms):
+    `ceilings` runs with its module loaded and none of the other nine commands' modules, nor history's trends; the
+    whole app (`cli.app`, the help) still holds all ten."""
+    probe = ("import sys\n"
+             "from ncu_roofline.cli import run_command_line\n"
+             "code = run_command_line(['ceilings', '--json'])\n"
+             "print(code, sorted(m for m in sys.modules if m.startswith('ncu_roofline.cli.')),"
+             " 'ncu_roofline.trends' in sys.modules, file=sys.stderr)\n"
+             "from ncu_roofline.cli import app\n"
+             "print(len(app.registered_commands), sorted(g.name for g in app.registered_groups), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    run, whole = done.stderr.splitlines()[-2:]
+    assert run == "0 ['ncu_roofline.cli.ceilings', 'ncu_roofline.cli.common'] False", done.stderr
+    assert whole == "8 ['ceilings', 'model']"

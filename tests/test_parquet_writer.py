@@ -85,3 +85,37 @@ def pq_bytes_of(arrow, metadata):
     sink = io.BytesIO()
     pq.write_table(arrow, sink, compression="zstd", write_statistics=parquet._with_statistics(arrow.schema))
     return sink.getvalue()
+
+
+def _small_table() -> pd.DataFrame:
+    return pd.DataFrame({
+        "kernel_name": pd.array(["b", None, "c", "é"], dtype="string"),
+        "launch_id": np.array([7, 3, 5, 1], dtype=np.int64),
+        "time_s": [2e-6, np.nan, 1e-6, np.inf],
+        "stream": pd.array([1, None, 2, 2], dtype="Int64"),
+        "bound": pd.Categorical(["dram", None, "fp32", "dram"]),
+        "sol_complete": [True, False, True, True],
+    })
+
+
+def test_the_bytes_are_those_of_pyarrow_parquet_write_table():
+    """core/parquet writes through `pyarrow._parquet` (importing `pyarrow.parquet` loads its filesystems): the file
+    must be the one pyarrow's public `write_table` makes of the same table and options, byte for byte."""
+    import pyarrow as pa
+
+    table = _small_table()
+    theirs = pq_bytes_of(pa.Table.from_pandas(table, preserve_index=False), {"k": "v"})
+    assert parquet_bytes(table, {"k": "v"}) == theirs
+    assert parquet_bytes(table.iloc[:0], {"k": "v"}) == pq_bytes_of(
+        pa.Table.from_pandas(table.iloc[:0], preserve_index=False), {"k": "v"})
+
+
+def test_a_pyarrow_whose_private_writer_differs_falls_back_to_the_public_one(monkeypatch):
+    """A `pyarrow._parquet.ParquetWriter` that refuses an option (another pyarrow) is no failure: the public
+    writer writes the same table, the same bytes."""
+    from ncu_roofline.core import parquet
+
+    table = _small_table()
+    expected = parquet_bytes(table, {"k": "v"})
+    monkeypatch.setattr(parquet, "_WRITER_DEFAULTS", {**parquet._WRITER_DEFAULTS, "no_such_option": 1})
+    assert parquet_bytes(table, {"k": "v"}) == expected

@@ -11,31 +11,43 @@ import signal
 import sys
 import warnings
 
+import importlib
+
 import typer
 
-from .analyze import analyze
-from .batch import batch
-from .ceilings import ceilings_app
 from .common import ClosedStdout, GuardedStdout, StdoutClosed, StdoutFailed, on_sigterm
-from .compare import compare
-from .history import history
-from .mcp import mcp
-from .metrics import metrics
-from .model import model_app
-from .project import project
-from .show import show
 
 _APP_SETTINGS = dict(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                      help="Hierarchical roofline analysis of Nsight Compute (ncu) exports and reports.")
-app = typer.Typer(**_APP_SETTINGS)
-for command in (analyze, show, compare):
-    app.command()(command)
-app.add_typer(ceilings_app, name="ceilings")
-app.command()(metrics)
-app.add_typer(model_app, name="model")
-app.command()(project)
-for command in (history, batch, mcp):
-    app.command()(command)
+# Each command on the command line: its module here and what it registers, a function (a command) or a Typer (a
+# group of commands), in the order the help lists them. Only the module of the command a run names is imported:
+# the others' modules (and what they import: history's trends and SQL, model's, ceilings') were 9 modules and
+# 10-15 ms of every `analyze`.
+_COMMANDS = {"analyze": ("analyze", "analyze"), "show": ("show", "show"), "compare": ("compare", "compare"),
+             "ceilings": ("ceilings", "ceilings_app"), "metrics": ("metrics", "metrics"),
+             "model": ("model", "model_app"), "project": ("project", "project"), "history": ("history", "history"),
+             "batch": ("batch", "batch"), "mcp": ("mcp", "mcp")}
+
+
+def _with_commands(names) -> typer.Typer:
+    """The app's group (its name, help and settings) holding the commands `names`, each registered as the whole
+    app registers it."""
+    group = typer.Typer(**_APP_SETTINGS)
+    for name in names:
+        module, attribute = _COMMANDS[name]
+        command = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        if isinstance(command, typer.Typer):
+            group.add_typer(command, name=name)
+        else:
+            group.command()(command)
+    return group
+
+
+def __getattr__(name: str):
+    """`app`, the Typer of every command, made (and its commands' modules imported) when first asked for."""
+    if name == "app":
+        return globals().setdefault("app", _with_commands(_COMMANDS))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
@@ -174,17 +186,13 @@ def run_command_line(args: list[str] | None = None) -> int:
 def _click_command(args: list[str]):
     """What click runs for this command line: the group of every command, built with only the command that `args`
     names when they name one (turning the options of every command into click's objects was 0.035 CPU-s of each
-    run, one command's 0.004), the whole of it otherwise (the help, a misspelt name).
+    run, one command's 0.004; importing every command's module 10-15 ms more), the whole of it otherwise (the help,
+    a misspelt name).
     The same group either way: its name, help and settings, and that command as the whole app registers it."""
     first = args[0] if args else None
-    commands = [c for c in app.registered_commands
-                if first is not None and (c.name or typer.main.get_command_name(c.callback.__name__)) == first]
-    groups = [g for g in app.registered_groups if first is not None and g.name == first]
-    if not commands and not groups:
-        return typer.main.get_command(app)
-    one = typer.Typer(**_APP_SETTINGS)
-    one.registered_commands, one.registered_groups = commands, groups
-    return typer.main.get_group(one)
+    if first not in _COMMANDS:
+        return typer.main.get_command(__getattr__("app"))
+    return typer.main.get_group(_with_commands([first]))
 
 
 def _stdout_failed(error: StdoutFailed) -> int:

@@ -207,15 +207,15 @@ class _Spots:
     mine: dict[int, np.ndarray]
 
 
-def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarray) -> _Spots:
-    ranks = points["rank"].to_numpy()
-    levels = points["level"].to_numpy() if "level" in points else np.zeros(len(points))
+def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame | dict[str, np.ndarray], sizes: np.ndarray) -> _Spots:
+    ranks = np.asarray(points["rank"])
+    levels = np.asarray(points["level"]) if "level" in points else np.zeros(len(ranks))
     cluster = coincident_clusters(px, py, levels, sizes)
     span = int(ranks.max() - ranks.min()) + 1 if len(ranks) else 1
     kernels_at = np.bincount(np.unique(cluster * span + (ranks - ranks.min() if len(ranks) else ranks)) // span,
-                             minlength=len(points))  # cluster id -> how many kernels share it
+                             minlength=len(ranks))  # cluster id -> how many kernels share it
     shared = kernels_at[cluster] > 1
-    hidden = np.zeros(len(points), dtype=bool)
+    hidden = np.zeros(len(ranks), dtype=bool)
     for i in np.flatnonzero(shared):
         others = (cluster == cluster[i]) & (ranks != ranks[i])
         hidden[i] = bool((np.asarray(sizes)[others] >= sizes[i]).any())
@@ -226,7 +226,7 @@ def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarr
     members: dict[frozenset[int], list[int]] = {}
     for rank, spots in spots_of.items():
         members.setdefault(spots, []).append(rank)
-    all_shared = np.bincount(cluster, weights=~shared, minlength=len(points)) == 0  # by cluster id
+    all_shared = np.bincount(cluster, weights=~shared, minlength=len(ranks)) == 0  # by cluster id
     group = {rank: members[spots] if all(all_shared[c] for c in spots) else [rank] for rank, spots in spots_of.items()}
     order = np.lexsort((-px, hidden, ranks))  # by rank, its visible points first, then rightmost point first
     bounds = np.searchsorted(ranks[order], [*spots_of, np.inf])
@@ -234,8 +234,15 @@ def _spots(px: np.ndarray, py: np.ndarray, points: pd.DataFrame, sizes: np.ndarr
     return _Spots(ranks, cluster, shared, hidden, spots_of, members, group, mine)
 
 
-def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str], points: pd.DataFrame,
-                 sizes: np.ndarray, only: frozenset[int] | None = None) -> TextLayout:
+def point_columns(points: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The columns of `points` that `layout_texts` reads, as arrays: what the page's plot sizes share (taking a
+    column of a frame costs more than laying out the few labels it holds)."""
+    return {column: points[column].to_numpy() for column in ("rank", "ai", "flop_per_s", "level") if column in points}
+
+
+def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[str],
+                 points: pd.DataFrame | dict[str, np.ndarray], sizes: np.ndarray,
+                 only: frozenset[int] | None = None) -> TextLayout:
     """Roof labels, then rank numbers in rank order (`TextLayout`).
 
     `points` are the drawn points on scale (rank, ai, flop_per_s, and level where kernels' points may coincide);
@@ -244,11 +251,12 @@ def layout_texts(plot: Plot, segments: list[dict[str, Any]], roof_texts: list[st
     first. A number with no room beside its points may go further off with a leader (placement.place_rank_leader).
     Where a kernel still has no number but shares a spot with a numbered one, the texts are laid out again with the
     other's label at that spot naming both ("2, 21"), kept when it numbers more kernels.
-    Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show.
+    Plain arrays and lists, no frames: the page lays its labels out once per plot size it may show (`points` may be
+    `point_columns` of the frame, taken once for all of them).
     `only`: the ranks to number (those numbered at the default size, for the page's other sizes): a rank outside it
     is not searched for, so a crowded chart's numbers with no room cost their search once, not once per size.
     """
-    px, py = plot.to_px(points["ai"].to_numpy(float), points["flop_per_s"].to_numpy(float))
+    px, py = plot.to_px(np.asarray(points["ai"], dtype=float), np.asarray(points["flop_per_s"], dtype=float))
     radii = 0.62 * np.sqrt(sizes) + 1.5
     spots = _spots(px, py, points, sizes)
     board, roof_spots = _roofed(plot, segments, roof_texts, px, py, radii)

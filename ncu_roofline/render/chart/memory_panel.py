@@ -180,11 +180,17 @@ def fits_under(panel: MemoryPanel, plot_width: int) -> bool:
     return panel_width(len(panel.ranks), plot_width) == plot_width
 
 
-def labels_at(panel: MemoryPanel, colours: dict[str, str], width: int) -> list[dict]:
-    """The panel's roof labels placed for another width (the page's plot sizes): JSON rows."""
+def labels_at(panel: MemoryPanel, colours: dict[str, str], width: int,
+              xy: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict]:
+    """The panel's roof labels placed for another width (the page's plot sizes): JSON rows. `xy`: the points' x
+    and bytes/s (`panel_xy`), where the caller has taken them already for another width."""
     plot = Plot(width, PANEL_HEIGHT_PX, panel.x_domain, panel.y_domain, x_log=False)
-    return panel_label_rows(plot, panel.peaks, colours, panel.points["x"].to_numpy(),
-                            panel.points["bytes_per_s"].to_numpy())
+    return panel_label_rows(plot, panel.peaks, colours, *(xy if xy is not None else panel_xy(panel)))
+
+
+def panel_xy(panel: MemoryPanel) -> tuple[np.ndarray, np.ndarray]:
+    """The panel's points as arrays: x (the column's place) and bytes/s."""
+    return panel.points["x"].to_numpy(), panel.points["bytes_per_s"].to_numpy()
 
 
 def slot_axis(ticks: list[str], title: str | None, **more: object) -> dict:

@@ -22,7 +22,7 @@ from ...core.vocabulary import (
     flop_column,
 )
 from . import vegalite as vl
-from .layout import TextLayout, domains, layout_texts, ridge_frame, roof_segments, size_of
+from .layout import TextLayout, domains, layout_texts, point_columns, ridge_frame, roof_segments, size_of
 from ...pipeline.totals import sol_complete
 from ...roofs.peaks import run_peaks
 from ..text.numbers import format_si
@@ -31,7 +31,7 @@ from .placement import Plot
 from ..text.safe_text import for_chart
 from . import crowding
 from .context import ChartContext
-from .memory_panel import PANEL_NAME, MemoryPanel, fits_under, labels_at, memory_panel, panel_kernels
+from .memory_panel import PANEL_NAME, MemoryPanel, fits_under, labels_at, memory_panel, panel_kernels, panel_xy
 from .subtitle import chart_subtitle
 from .tooltips import main_precision, time_unit, tooltip_columns
 
@@ -114,10 +114,11 @@ def roof_text(key: str, kind: str, peak: float) -> str:
 
 
 def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-               sizes: np.ndarray, only: frozenset[int] | None = None) -> tuple[list[dict], list[dict], TextLayout]:
-    """Line ends of each roof, its label placed clear of every point and other label, and the rank numbers."""
-    segments = roof_segments(compute, memory, plot.x_domain, plot.y_domain)
-    texts = [roof_text(s["key"], s["kind"], s["peak"]) for s in segments]
+               sizes: np.ndarray, only: frozenset[int] | None = None,
+               roofs: tuple[list[dict], list[str]] | None = None) -> tuple[list[dict], list[dict], TextLayout]:
+    """Line ends of each roof, its label placed clear of every point and other label, and the rank numbers.
+    `roofs`: the roofs' segments and texts (`_roof_texts`), where the caller has them for these axes already."""
+    segments, texts = roofs if roofs is not None else _roof_texts(compute, memory, plot)
     layout = layout_texts(plot, segments, texts, points, sizes, only)
     spots = layout.roof_spots
     rows, labels = [], []
@@ -131,6 +132,12 @@ def _roof_rows(compute: dict[str, float], memory: dict[str, float], plot: Plot, 
             labels.append({"roof": name, "kind": segment["kind"], "label": text, "x": spot[0], "y": spot[1],
                            "angle": spot[2], "colour": colour, "peak": segment["peak"]})
     return rows, labels, layout
+
+
+def _roof_texts(compute: dict[str, float], memory: dict[str, float], plot: Plot) -> tuple[list[dict], list[str]]:
+    """Each roof's segment across the plot's axes and its label: the same for every plot size of one chart."""
+    segments = roof_segments(compute, memory, plot.x_domain, plot.y_domain)
+    return segments, [roof_text(s["key"], s["kind"], s["peak"]) for s in segments]
 
 
 ROOF_COLUMNS = ["roof", "kind", "peak", "label", "x", "y", "colour"]
@@ -258,22 +265,28 @@ def _fits(compute: dict[str, float], memory: dict[str, float], plot: Plot, point
           default: tuple[list[dict], TextLayout], panel: MemoryPanel | None = None) -> tuple[dict, ...]:
     """The page's sizes (FIT_WIDTHS_PX), laid out numbering only `default`'s ranks (its own size keeps it), less
     those where a roof `default` labels has no room or too narrow for the memory panel: no roof's name is lost."""
-    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), points, sizes, panel, default)
-            for width in FIT_WIDTHS_PX if panel is None or fits_under(panel, width))
+    # what every size shares, taken once: the roofs' segments and texts (the axes are the same), the points' columns
+    roofs, columns = _roof_texts(compute, memory, plot), point_columns(points)
+    shared = (roofs, panel_xy(panel) if panel is not None else None)
+    fits = (_fit(compute, memory, replace(plot, width=width, height=fit_height(width)), columns, sizes, panel, default,
+                 shared) for width in FIT_WIDTHS_PX if panel is None or fits_under(panel, width))
     labelled = {row["roof"] for row in default[0]}
     return tuple(fit for fit in fits if labelled <= {row["roof"] for row in fit["datasets"]["roof_labels"]})
 
 
-def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: pd.DataFrame,
-         sizes: np.ndarray, panel: MemoryPanel | None, default: tuple[list[dict], TextLayout]) -> dict:
-    """One plot size: width, height, roof and rank labels (JSON rows), the memory panel as wide (`views`)."""
+def _fit(compute: dict[str, float], memory: dict[str, float], plot: Plot, points: dict[str, np.ndarray],
+         sizes: np.ndarray, panel: MemoryPanel | None, default: tuple[list[dict], TextLayout],
+         shared: tuple[tuple[list[dict], list[str]], tuple[np.ndarray, np.ndarray] | None]) -> dict:
+    """One plot size: width, height, roof and rank labels (JSON rows), the memory panel as wide (`views`).
+    `shared`: what every size takes alike, the roofs (`_roof_texts`) and the panel's points (`panel_xy`)."""
+    roofs, panel_points = shared
     roof_labels, texts = default if (plot.width, plot.height) == (ROOFLINE_WIDTH_PX, ROOFLINE_HEIGHT_PX) \
-        else _roof_rows(compute, memory, plot, points, sizes, default[1].labelled)[1:]
+        else _roof_rows(compute, memory, plot, points, sizes, default[1].labelled, roofs)[1:]
     fit = {"width": int(plot.width), "height": int(plot.height),
            "datasets": {"roof_labels": roof_labels, "rank_labels": texts.rank_rows,
                         "rank_leaders": texts.leader_rows}}
     if panel is not None:
-        fit["datasets"]["memory_roof_labels"] = labels_at(panel, LEVEL_COLOURS, int(plot.width))
+        fit["datasets"]["memory_roof_labels"] = labels_at(panel, LEVEL_COLOURS, int(plot.width), panel_points)
         fit["views"] = {PANEL_NAME: {"width": int(plot.width)}}
     return fit
 
