@@ -6,12 +6,11 @@ Exit codes: 0 success, 1 a gate the user asked for failed, 2 bad input (one line
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
 import warnings
-
-import importlib
 
 import typer
 
