@@ -109,7 +109,8 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue) -> dict[str, obj
     out: dict[str, object] = {}
     for quantity in TENSOR_FLOP_COLUMNS:
         defs = catalogue.definitions(quantity)
-        picked = pick_definition(columns, defs)
+        # a type no launch counted is the frame's one read-only array of nulls (most captures: all six)
+        picked = pick_definition(columns, defs, shared_nulls=True)
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
     return out
