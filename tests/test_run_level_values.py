@@ -59,3 +59,14 @@ def test_owned_frees_a_table_of_any_length_for_writing(rows):
     if rows:
         frame.loc[0, "a"] = 0.0
         assert frame["a"].tolist() == [0.0] + [2.5] * (rows - 1)
+
+
+def test_columns_of_one_value_share_an_array_and_a_write_reaches_one_column():
+    import pandas as pd
+
+    frame = owned(pd.DataFrame({"a": one_value(4, np.nan), "b": one_value(4, np.nan), "c": one_value(4, 2.5),
+                                "d": one_value(4, 2.5), "e": np.zeros(4)}, copy=False))
+    frame.loc[1, "a"] = 1.0
+    frame.loc[2, "c"] = 0.0
+    assert frame["a"].tolist()[1] == 1.0 and frame["b"].isna().all()
+    assert frame["c"].tolist() == [2.5, 2.5, 0.0, 2.5] and frame["d"].tolist() == [2.5] * 4

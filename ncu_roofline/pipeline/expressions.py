@@ -220,16 +220,23 @@ def one_value(n: int, value: object, dtype: object = np.float64) -> np.ndarray:
 
 
 def owned(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with each `one_value` column made an array of its own: a table handed to the user is written in place
-    like any frame (pandas writes into a column's array, and a read-only view refuses). Made once, at the end of the
-    steps, when the memory the steps freed is there to take it."""
+    """`frame` with each `one_value` column made a writable array: a table handed to the user is written in place
+    like any frame (pandas writes into a column's array, and a read-only view refuses). Columns of one value share
+    one array, as columns set from one Series do (copied on a first write). Made once, at the end of the steps, when
+    the memory the steps freed is there to take it."""
     try:  # pandas' blocks: 20 us for a launch table, where a Series per column costs 2 ms
         positions = [int(i) for block in frame._mgr.blocks if _one_element(block.values) for i in block.mgr_locs]
     except AttributeError:  # another pandas: column by column
         positions = [i for i, dtype in enumerate(frame.dtypes) if isinstance(dtype, np.dtype)
                      and _one_element(frame.iloc[:, i].to_numpy().reshape(1, -1))]
+    # one array per distinct value, shared by its columns as a Series is (pandas copies a column before writing it)
+    made: dict[tuple[str, bytes], pd.Series] = {}
     for i in sorted(positions):
-        frame.isetitem(i, frame.iloc[:, i].to_numpy().copy())
+        values = frame.iloc[:, i].to_numpy()
+        key = (values.dtype.str, values[:1].tobytes())
+        if key not in made:
+            made[key] = pd.Series(values.copy(), index=frame.index, copy=False)
+        frame.isetitem(i, made[key])
     return frame
 
 
