@@ -20,7 +20,7 @@ EXAMPLE = FIXTURES / "example_h100_raw.csv"
 def test_the_steps_are_listed_once_in_the_order_the_docs_give():
     assert [step.__name__ for step in steps.default_steps()] == [
         "read", "keep_nvtx_range", "validate", "choose_roofs", "derive", "attach_launch_roofs", "speed_of_light",
-        "group", "rank", "notes", "weigh_by_timeline", "select"]
+        "group", "rank", "notes", "weigh_by_timeline", "select", "hand_over"]
 
 
 def test_a_step_adds_its_part_to_a_new_run_and_leaves_the_old_one_alone():

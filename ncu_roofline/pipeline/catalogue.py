@@ -202,9 +202,12 @@ def pick_definition(frame: pd.DataFrame | Columns, defs: list[Definition],
             result = definition.expr.evaluate(columns)
             null = np.isnan(result)
             take, left = _within(rows, ~null), _within(rows, null)
-            if values is None and _count(take, n):
+            if values is None and take is ALL and result.flags.writeable:  # every row from here: a fresh array
+                values = result
+            elif values is None and _count(take, n):
                 values = np.full(n, np.nan)
-            if values is not None:
+                values[take] = result[take]
+            elif values is not None:
                 values[take] = result[take]
             def_codes[take] = index
             if _count(take, n):

@@ -33,7 +33,7 @@ from ..core.vocabulary import (
     tensor_peak_column,
 )
 from .catalogue import SM_CLOCKS, Catalogue, pick_definition, sm_clock_hz
-from .expressions import Columns, as_columns, uniform_mask
+from .expressions import Columns, as_columns, one_value, uniform_mask
 
 INTEGRATED_MEMORY_CC = (8.7, 11.0, 12.1)
 # The level that has no roof on integrated-memory GPUs: the memory shared with the CPU.
@@ -102,7 +102,7 @@ def attach_ceilings(raw: pd.DataFrame, derived: pd.DataFrame, catalogue: Catalog
         elif from_table is not False:
             values = np.where(from_table, table, values)
             origin = np.where(from_table, table_origin, origin)
-        out[column] = values if values.flags.writeable else values.copy()
+        out[column] = values.copy() if values is columns.absent() else values  # a table's roof: kept as it is
         if column in TENSOR_PEAK_COLUMNS and n:  # a type's roof is cited only where the launch did work of that type
             worked = uniform_mask(derived[quantity].to_numpy(dtype="float64") > 0)
             origin = origin if worked is True else 0 if worked is False else np.where(worked, origin, 0)
@@ -270,22 +270,22 @@ def _table_peaks(raw: pd.DataFrame, options: CeilingOptions,
     from ..roofs.gpu_table import tensor_type_peaks  # the table is data; loaded on first use
 
     n = len(raw)
-    peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
-    labels, texts = np.zeros(n, dtype=np.int64), [""]
-    clocks = np.full(n, np.nan)
+    texts = [""]
     if not options.use_table:
-        return peaks, (labels, texts), clocks
+        return {c: one_value(n, np.nan) for c in ROOF_COLUMNS}, (one_value(n, 0, np.int64), texts), \
+            one_value(n, np.nan)
+    peaks = {c: np.full(n, np.nan) for c in ROOF_COLUMNS}
+    labels, clocks = np.zeros(n, dtype=np.int64), np.full(n, np.nan)
     devices = options.devices
     if devices is None:
         devices = resolve_devices(raw["device_name"], options.gpu)
-    if options.gpu:
+    if options.gpu:  # one row for every launch: each roof one value, no array of 10^6 copies of it
         spec = devices[None]
         roofs = {**spec.peaks, **tensor_type_peaks(spec)}
-        for column in ROOF_COLUMNS:
-            peaks[column][:] = roofs.get(column, np.nan)
-        labels[:], texts = 1, [*texts, f"table:{spec.name}"]
-        clocks[:] = spec.boost_clock_hz if spec.boost_clock_hz else np.nan
-        return peaks, (labels, texts), clocks
+        peaks = {column: one_value(n, roofs.get(column, np.nan)) for column in ROOF_COLUMNS}
+        texts = [*texts, f"table:{spec.name}"]
+        return peaks, (one_value(n, 1, np.int64), texts), \
+            one_value(n, spec.boost_clock_hz if spec.boost_clock_hz else np.nan)
     codes, uniques = pd.factorize(raw["device_name"], use_na_sentinel=True)  # the column's own strings: no
     for code, name in enumerate(np.asarray(uniques, dtype=object).tolist()):  # Python text per launch
         rows = codes == code

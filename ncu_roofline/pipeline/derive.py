@@ -82,19 +82,18 @@ def derive_quantities(frame: pd.DataFrame, catalogue: Catalogue, notes: StatusNo
         null = np.isnan(out[column])
         known_any |= ~null
         partial |= null
-        known_sum += np.where(null, 0.0, out[column])
+        np.add(known_sum, out[column], out=known_sum, where=~null)  # in place: +0.0 added nowhere changes nothing
     # Work in the precisions that were counted is a lower bound on the total when others were not; a zero from
     # partial counters could hide all the work, so it stays unknown rather than becoming AI = 0. Precisions the
     # whole capture lacks are said once for the run, not on every launch.
-    flop_total = np.where(known_any & ~(partial & (known_sum == 0)), known_sum, np.nan)
-    out["flop_total"] = flop_total
     notes.add(local_missing & (known_sum > 0), "flop_total_lower_bound")
+    flop_total = known_sum  # the sums become the total in place (each quotient below too): no second array
+    np.copyto(flop_total, np.nan, where=~(known_any & ~(partial & (known_sum == 0))))
+    out["flop_total"] = flop_total
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for level in LEVELS:
-            ai = flop_total / out[bytes_column(level)]
-            out[ai_column(level)] = np.where(np.isfinite(ai), ai, np.nan)
-        rate = flop_total / out["time_s"]
-        out["flop_per_s"] = np.where(np.isfinite(rate), rate, np.nan)
+            out[ai_column(level)] = _finite_or_null(flop_total / out[bytes_column(level)])
+        out["flop_per_s"] = _finite_or_null(flop_total / out["time_s"])
     _flag_byte_order(out, notes)
     out.update(derive_tensor_types(columns, catalogue))
     return pd.DataFrame(out, index=frame.index, copy=False)  # fresh arrays: not copied into one block
@@ -109,10 +108,17 @@ def derive_tensor_types(columns: Columns, catalogue: Catalogue) -> dict[str, obj
     out: dict[str, object] = {}
     for quantity in TENSOR_FLOP_COLUMNS:
         defs = catalogue.definitions(quantity)
-        picked = pick_definition(columns, defs)
+        # a type no launch counted is the frame's one read-only array of nulls (most captures: all six)
+        picked = pick_definition(columns, defs, shared_nulls=True)
         out[quantity] = picked.values
         out[def_column(quantity)] = picked.def_ids(defs)
     return out
+
+
+def _finite_or_null(values: np.ndarray) -> np.ndarray:
+    """A fresh quotient with its infinities and NaN as null, in place."""
+    np.copyto(values, np.nan, where=~np.isfinite(values))
+    return values
 
 
 def _source_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

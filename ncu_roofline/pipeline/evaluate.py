@@ -19,6 +19,7 @@ from .catalogue import Catalogue
 from .ceilings import CeilingOptions, attach_ceilings
 from .codes import category_texts, one_text
 from .derive import Gap, derive_quantities
+from .expressions import owned
 from .limiter import launch_limiters
 from .rank import speed_of_light
 from .validity import BLOCK_CELLS
@@ -36,7 +37,7 @@ def evaluate(frame: pd.DataFrame, catalogue: Catalogue, options: CeilingOptions,
     noted on each of its launches."""
     derived, notes = derive_launches(frame, catalogue, gaps)
     values = attach_roofs(frame, derived, catalogue, options, notes)
-    return place_launches(frame, values, notes, catalogue, options)
+    return owned(place_launches(frame, values, notes, catalogue, options))
 
 
 def derive_launches(frame: pd.DataFrame, catalogue: Catalogue,

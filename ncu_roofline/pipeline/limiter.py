@@ -68,9 +68,11 @@ def limiter_inputs(raw: pd.DataFrame, catalogue: Catalogue) -> pd.DataFrame:
         # counters skips the rest at once (issue #38: the limiter adds <= 5 % to such a capture)
         defs = [d for d in catalogue.definitions(quantity) if all(columns.has(m) for m in d.expr.inputs)]
         if defs:
-            out[quantity] = pick_definition(columns, defs, shared_nulls=True).values  # copied into the block
+            out[quantity] = pick_definition(columns, defs, shared_nulls=True).values  # copied into a block
         elif quantity in LIMITER_COLUMNS:  # the others, absent, read as null (`_column`)
-            out[quantity] = shared(len(raw), np.nan)  # copied into the block below
+            out[quantity] = shared(len(raw), np.nan)  # copied into a block below
+    if out and all(values.strides == (0,) for values in out.values()):  # none counted: nothing to stack
+        return pd.DataFrame(out, index=raw.index, copy=False)
     # one float64 block at once (a frame from a dict of ~50 arrays is stacked column by column), laid out as pandas
     # keeps it (a row per column), so that the frame takes the block as it is instead of copying it
     values = np.vstack(list(out.values())).T if out else np.empty((len(raw), 0))
@@ -116,7 +118,7 @@ def instruction_roofline(frame: pd.DataFrame) -> pd.DataFrame:
     warp_inst = frame["warp_inst"].to_numpy(dtype="float64")
     names = ["gips", *(ii_column(level) for level in INSTRUCTION_LEVELS), II_SHARED_IDEAL]
     if np.isnan(warp_inst).all():  # no instructions counted: every ratio is null, none computed
-        return pd.DataFrame({name: np.full(len(frame), np.nan) for name in names}, index=frame.index, copy=False)
+        return pd.DataFrame({name: shared(len(frame), np.nan) for name in names}, index=frame.index, copy=False)
     out = {"gips": _ratio(warp_inst, frame["time_s"].to_numpy(dtype="float64") * GIGA)}
     for level in INSTRUCTION_LEVELS:
         out[ii_column(level)] = _ratio(warp_inst, _column(frame, txn_column(level)))

@@ -27,6 +27,7 @@ from .catalogue import SM_CLOCKS, Catalogue
 from .codes import one_text
 from .ceilings import CeilingOptions, resolve_devices
 from .derive import Gap
+from .expressions import owned
 from .evaluate import attach_roofs, derive_launches, place_launches, refuse_without_roofline_metrics
 from .group import filter_nvtx, group_keys, group_launches, launch_groups
 from .limiter import group_limiters, limiter_settings
@@ -318,4 +319,10 @@ def select(run: Run) -> Run:
 def default_steps() -> list[Step]:
     """The pipeline, in order."""
     return [read, keep_nvtx_range, validate, choose_roofs, derive, attach_launch_roofs, speed_of_light, group, rank,
-            notes, weigh_by_timeline, select]
+            notes, weigh_by_timeline, select, hand_over]
+
+
+def hand_over(run: Run) -> Run:
+    """The launch table as the user gets it: a run-level value the steps read as one element (`one_value`) becomes
+    an array of its own, once, after the steps before have freed their memory (expressions.owned)."""
+    return replace(run, launches=owned(run.launches.copy(deep=False)))

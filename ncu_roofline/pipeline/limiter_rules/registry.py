@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..expressions import one_value
+
 
 @dataclass
 class Verdict:
@@ -41,21 +43,11 @@ def col(frame: pd.DataFrame, name: str) -> np.ndarray:
     return frame[name].to_numpy(dtype="float64") if name in frame else shared(len(frame), np.nan)
 
 
-_SHARED: dict[tuple[int, object, str], np.ndarray] = {}
-
-
 def shared(n: int, value: object, dtype: str = "float64") -> np.ndarray:
-    """`value` on `n` rows as one read-only array shared by every caller: a capture without the limiter's counters
-    reads some twenty absent quantities and builds as many empty verdicts, and at 10^6 launches each fresh array
-    is 8 MB of first-touched memory (most of the limiter's time there)."""
-    key = (n, value, dtype)
-    array = _SHARED.get(key)
-    if array is None:
-        if len(_SHARED) >= 8:  # launch rows and group rows of a run or two: no growth over a batch
-            _SHARED.clear()
-        array = _SHARED[key] = np.full(n, value, dtype=dtype)
-        array.flags.writeable = False
-    return array
+    """`value` on `n` rows as a read-only view of one element (`one_value`): a capture without the limiter's
+    counters reads some twenty absent quantities and builds as many empty verdicts, and at 10^6 launches each
+    fresh array was 8 MB of first-touched memory (most of the limiter's time there)."""
+    return one_value(n, value, dtype)
 
 
 def undecided(n: int, needs: tuple[str, ...]) -> Verdict:
