@@ -37,14 +37,23 @@ def workdir(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "wait4"), reason="per-process peak memory needs os.wait4")
 @pytest.mark.parametrize("page,small", [("details", 2_500), ("raw", 2_000)])
-def test_memory_follows_the_file(workdir, page, small):
-    runs = []
+def test_memory_follows_the_file(workdir, page, small, monkeypatch):
+    # A cache of its own, filled by a first run: a run that builds the Vega bundle or the metrics cache peaks ~100 MB
+    # higher (measured: 380 against 280 MB at 8,000 launches), which is the cache's cost, not the file's. On a fresh
+    # CI machine the shared user cache may be built by whichever run comes first, the large one included.
+    monkeypatch.setenv("NCU_ROOFLINE_CACHE_DIR", str(workdir / f"cache_{page}"))
+    paths = []
     for launches in (small, 4 * small):
         path = workdir / f"{page}_{launches}.csv"
         if page == "details":
             generate.generate_details(path, launches, kernels=50, seed=1)
         else:
             generate.generate_raw(path, launches, kernels=50, seed=1)
+        paths.append(path)
+    warm = bench.measure(bench.analyze_command(paths[0], workdir / f"warm_{page}"), timeout_s=300)
+    assert warm.returncode == 0, warm.stderr
+    runs = []
+    for launches, path in zip((small, 4 * small), paths):
         m = bench.measure(bench.analyze_command(path, workdir / f"out_{page}_{launches}"), timeout_s=300)
         assert m.returncode == 0, m.stderr
         runs.append((path.stat().st_size, m))
