@@ -81,21 +81,21 @@ def arrow_table(table: pd.DataFrame) -> pa.Table:
 def _float_array(values: np.ndarray) -> pa.Array:
     """A float64 column as Arrow with NaN as null, as `from_pandas` makes it (no validity buffer when none is)."""
     values = np.ascontiguousarray(values)
-    valid = ~np.isnan(values)
+    return _plain_array(pa.float64(), values, ~np.isnan(values))
+
+
+def _plain_array(kind: pa.DataType, values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """`values` (contiguous) as an Arrow array of `kind`, null where not `valid` (no validity buffer when none is)."""
     nulls = len(values) - int(np.count_nonzero(valid))
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-    return pa.Array.from_buffers(pa.float64(), len(values), [bitmap, pa.py_buffer(values)], null_count=nulls)
+    return pa.Array.from_buffers(kind, len(values), [bitmap, pa.py_buffer(values)], null_count=nulls)
 
 
 def _category_array(values: pd.Categorical, empty: pa.ChunkedArray) -> pa.Array:
     """A category column as `from_pandas` makes it: its codes as the indices (null where -1), into the dictionary
     that converting no rows of it gave (every category, in order)."""
     codes = np.ascontiguousarray(values.codes)
-    valid = codes >= 0
-    nulls = len(codes) - int(np.count_nonzero(valid))
-    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-    indices = pa.Array.from_buffers(pa.from_numpy_dtype(codes.dtype), len(codes), [bitmap, pa.py_buffer(codes)],
-                                    null_count=nulls)
+    indices = _plain_array(pa.from_numpy_dtype(codes.dtype), codes, codes >= 0)
     kind = empty.type
     dictionary = empty.chunk(0).dictionary if empty.num_chunks else pa.array([], kind.value_type)
     return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=kind.ordered, safe=False)
